@@ -1,0 +1,78 @@
+"""Writing and reading audit rows. Callers commit: the row lands in the same transaction."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from backend.audit.models import AuditEvent
+from backend.principal import Principal
+
+
+def record(
+    *,
+    session: AsyncSession,
+    actor: Principal | None,
+    action: str,
+    resource_type: str | None = None,
+    resource_id: str | None = None,
+    outcome: str = "success",
+    details: dict[str, Any] | None = None,
+    actor_username: str | None = None,
+    request_id: str | None = None,
+) -> AuditEvent:
+    """Add an audit row to the session (not committed here)."""
+    event = AuditEvent(
+        actor_user_id=actor.user_id if actor else None,
+        actor_username=actor.username if actor else actor_username,
+        service_client_id=actor.service_client_id if actor else None,
+        action=action,
+        resource_type=resource_type,
+        resource_id=resource_id,
+        outcome=outcome,
+        details=details or {},
+        request_id=request_id or (actor.request_id if actor else None),
+    )
+    session.add(event)
+    return event
+
+
+async def search(
+    *,
+    session: AsyncSession,
+    actor: str | None,
+    action: str | None,
+    resource_type: str | None,
+    resource_id: str | None,
+    since: datetime | None,
+    until: datetime | None,
+    limit: int,
+    offset: int,
+) -> tuple[list[AuditEvent], int]:
+    query = select(AuditEvent)
+    if actor:
+        try:
+            query = query.where(AuditEvent.actor_user_id == uuid.UUID(actor))
+        except ValueError:
+            query = query.where(AuditEvent.actor_username == actor)
+    if action:
+        query = query.where(AuditEvent.action == action)
+    if resource_type:
+        query = query.where(AuditEvent.resource_type == resource_type)
+    if resource_id:
+        query = query.where(AuditEvent.resource_id == resource_id)
+    if since:
+        query = query.where(AuditEvent.created_at >= since)
+    if until:
+        query = query.where(AuditEvent.created_at < until)
+    total = await session.scalar(select(func.count()).select_from(query.subquery()))
+    rows = await session.scalars(
+        query.order_by(AuditEvent.created_at.desc(), AuditEvent.id.desc())
+        .limit(limit)
+        .offset(offset)
+    )
+    return list(rows), int(total or 0)

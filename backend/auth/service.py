@@ -1,0 +1,130 @@
+"""Login, service tokens and user administration."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from backend.audit import service as audit
+from backend.auth import tokens
+from backend.auth.models import ServiceClient, User
+from backend.auth.schemas import LoginResponse, TokenResponse, UserCreate, UserRead
+from backend.config import Settings
+from backend.errors import Conflict, Unauthorized
+from backend.principal import Principal
+
+_BAD_LOGIN = "Invalid username or password"
+
+
+async def login(
+    *,
+    session: AsyncSession,
+    settings: Settings,
+    username: str,
+    password: str,
+    request_id: str | None,
+) -> LoginResponse:
+    """Check the password; audit success and failure alike; one message for every failure."""
+    user = await session.scalar(select(User).where(User.username == username))
+    ok = tokens.verify_secret(user.password_hash if user else None, password)
+    if user is None or not ok or not user.is_active:
+        audit.record(
+            session=session,
+            actor=None,
+            actor_username=username[:64],
+            action="auth.login",
+            resource_type="user",
+            resource_id=str(user.id) if user else None,
+            outcome="failure",
+            details={"reason": "invalid_credentials"},
+            request_id=request_id,
+        )
+        await session.commit()
+        raise Unauthorized(_BAD_LOGIN, code="INVALID_CREDENTIALS")
+    token, ttl = tokens.issue(settings, sub=str(user.id), roles=list(user.roles), typ="user")
+    actor = Principal(user.id, user.username, list(user.roles), None, request_id)
+    audit.record(
+        session=session,
+        actor=actor,
+        action="auth.login",
+        resource_type="user",
+        resource_id=str(user.id),
+    )
+    await session.commit()
+    return LoginResponse(access_token=token, expires_in=ttl, user=UserRead.model_validate(user))
+
+
+async def service_token(
+    *,
+    session: AsyncSession,
+    settings: Settings,
+    client_id: str,
+    client_secret: str,
+    request_id: str | None,
+) -> TokenResponse:
+    client = await session.scalar(select(ServiceClient).where(ServiceClient.client_id == client_id))
+    ok = tokens.verify_secret(client.secret_hash if client else None, client_secret)
+    outcome = "success" if client is not None and ok and client.is_active else "failure"
+    audit.record(
+        session=session,
+        actor=None,
+        action="auth.service_token",
+        resource_type="service_client",
+        resource_id=client_id[:64],
+        outcome=outcome,
+        request_id=request_id,
+    )
+    await session.commit()
+    if outcome == "failure":
+        raise Unauthorized("Invalid client credentials", code="INVALID_CREDENTIALS")
+    token, ttl = tokens.issue(settings, sub=client_id, roles=["service"], typ="service")
+    return TokenResponse(access_token=token, expires_in=ttl)
+
+
+async def create_user(*, session: AsyncSession, actor: Principal, data: UserCreate) -> User:
+    user = User(
+        username=data.username,
+        password_hash=tokens.hash_secret(data.password),
+        roles=sorted({r.value for r in data.roles}),
+    )
+    session.add(user)
+    try:
+        await session.flush()
+    except IntegrityError as exc:
+        await session.rollback()
+        raise Conflict(f"Username {data.username!r} is taken", code="USERNAME_TAKEN") from exc
+    audit.record(
+        session=session,
+        actor=actor,
+        action="user.create",
+        resource_type="user",
+        resource_id=str(user.id),
+        details={"username": user.username, "roles": user.roles},
+    )
+    await session.commit()
+    return user
+
+
+async def upsert_user(
+    *, session: AsyncSession, username: str, password: str, roles: list[str]
+) -> User:
+    """Seed helper: create the user or reset its password and roles (idempotent)."""
+    user = await session.scalar(select(User).where(User.username == username))
+    if user is None:
+        user = User(username=username, password_hash="", roles=roles)
+        session.add(user)
+    if not tokens.verify_secret(user.password_hash or None, password):
+        user.password_hash = tokens.hash_secret(password)
+    user.roles, user.is_active = roles, True
+    return user
+
+
+async def upsert_service_client(*, session: AsyncSession, client_id: str, secret: str) -> None:
+    client = await session.scalar(select(ServiceClient).where(ServiceClient.client_id == client_id))
+    if client is None:
+        client = ServiceClient(client_id=client_id, secret_hash="", description="The agent service")
+        session.add(client)
+    if not tokens.verify_secret(client.secret_hash or None, secret):
+        client.secret_hash = tokens.hash_secret(secret)
+    client.is_active = True

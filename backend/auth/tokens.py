@@ -1,0 +1,79 @@
+"""JWT issue and verification (HS256) and password hashing."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import jwt
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+from backend.config import Settings
+from backend.errors import Unauthorized
+
+TokenType = Literal["user", "service"]
+_hasher = PasswordHasher()
+# Verified against when the user does not exist, so both failures cost the same time.
+_DUMMY_HASH = _hasher.hash("not-a-real-password")
+
+
+def hash_secret(secret: str) -> str:
+    return _hasher.hash(secret)
+
+
+def verify_secret(secret_hash: str | None, secret: str) -> bool:
+    try:
+        return _hasher.verify(secret_hash or _DUMMY_HASH, secret) and secret_hash is not None
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+@dataclass(frozen=True)
+class Claims:
+    sub: str
+    roles: list[str]
+    typ: TokenType
+    exp: int
+
+
+def issue(settings: Settings, *, sub: str, roles: list[str], typ: TokenType) -> tuple[str, int]:
+    """A signed token and its lifetime in seconds."""
+    ttl = settings.jwt.user_ttl_s if typ == "user" else settings.jwt.service_ttl_s
+    now = int(time.time())
+    payload: dict[str, Any] = {
+        "sub": sub,
+        "roles": roles,
+        "typ": typ,
+        "iat": now,
+        "exp": now + ttl,
+        "iss": settings.jwt.issuer,
+        "aud": settings.jwt.audience,
+        "jti": uuid.uuid4().hex,
+    }
+    return jwt.encode(payload, settings.jwt_key, algorithm="HS256"), ttl
+
+
+def verify(settings: Settings, token: str, *, expected: TokenType) -> Claims:
+    """Decode and check signature, algorithm, expiry, audience, issuer and token type."""
+    try:
+        payload = jwt.decode(
+            token,
+            settings.jwt_key,
+            algorithms=["HS256"],
+            audience=settings.jwt.audience,
+            issuer=settings.jwt.issuer,
+            options={"require": ["sub", "typ", "exp", "iat", "iss", "aud"]},
+        )
+    except jwt.ExpiredSignatureError as exc:
+        raise Unauthorized("Token has expired", code="TOKEN_EXPIRED") from exc
+    except jwt.PyJWTError as exc:
+        raise Unauthorized("Invalid token") from exc
+    if payload.get("typ") != expected:
+        raise Unauthorized(f"Expected a {expected} token")
+    sub, roles = payload.get("sub"), payload.get("roles", [])
+    if not isinstance(sub, str) or not sub or not isinstance(roles, list):
+        raise Unauthorized("Invalid token")
+    return Claims(sub=sub, roles=[str(r) for r in roles], typ=expected, exp=int(payload["exp"]))

@@ -1,0 +1,133 @@
+"""The `agent-chat` console script."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+
+from backend.config import Settings
+from backend.pgembed import resolve_database_url
+
+log = logging.getLogger("agent-chat")
+
+
+def _settings() -> Settings:
+    return Settings()
+
+
+def _database_url(settings: Settings) -> str:
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    return resolve_database_url(settings.database_url, settings.data_dir)
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from backend.migrate import upgrade
+
+    settings = _settings()
+    upgrade(_database_url(settings))
+    print("database is at the latest migration")
+    return 0
+
+
+def cmd_seed(args: argparse.Namespace) -> int:
+    from backend.seed import run
+
+    settings = _settings()
+    asyncio.run(run(settings, _database_url(settings)))
+    print("demo data is in place")
+    return 0
+
+
+def cmd_backend(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from backend.main import create_app
+
+    settings = _settings()
+    settings.database_url = _database_url(settings)
+    app = create_app(settings)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=settings.log_level.lower())
+    return 0
+
+
+def _spawn(argv: Sequence[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-m", "backend.cli", *argv], env=env)
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    """Everything for a person on one machine; Ctrl-C stops all of it."""
+    from backend.migrate import upgrade
+    from backend.seed import run as seed
+
+    settings = _settings()
+    url = _database_url(settings)
+    upgrade(url)
+    asyncio.run(seed(settings, url))
+    env = {**os.environ, "DATABASE_URL": url}
+    children = [_spawn(["backend", "--host", args.host, "--port", str(args.backend_port)], env)]
+    print(f"\nagent-chat backend: http://{args.host}:{args.backend_port}/docs")
+    print("demo logins: admin / editor / viewer (passwords: see README, SEED_*_PASSWORD)\n")
+    return _supervise(children)
+
+
+def _supervise(children: list[subprocess.Popen[bytes]]) -> int:
+    stop = False
+
+    def _on_signal(signum: int, frame: object) -> None:
+        nonlocal stop
+        stop = True
+
+    signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGTERM, _on_signal)
+    while not stop and all(c.poll() is None for c in children):
+        time.sleep(0.5)
+    for child in children:
+        if child.poll() is None:
+            child.terminate()
+    for child in children:
+        try:
+            child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            child.kill()
+    return 0 if stop else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agent-chat", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("backend", help="run the FastAPI core")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.set_defaults(func=cmd_backend)
+    sub.add_parser("migrate", help="upgrade the database (idempotent)").set_defaults(
+        func=cmd_migrate
+    )
+    sub.add_parser("seed", help="load demo data (idempotent)").set_defaults(func=cmd_seed)
+    p = sub.add_parser("up", help="run everything for a person")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--backend-port", type=int, default=8000)
+    p.set_defaults(func=cmd_up)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(
+        level=os.environ.get("LOG_LEVEL", "INFO"), format="%(levelname)s %(name)s %(message)s"
+    )
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except ValueError as exc:  # configuration refused (e.g. dev secrets in production)
+        print(f"agent-chat: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,178 @@
+"""Process settings: conf.yml defaults, overridden by environment variables."""
+
+from __future__ import annotations
+
+import os
+from enum import StrEnum
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Development defaults: documented in the README, refused when ENV=production.
+DEV_JWT_SECRET = "dev-only-jwt-secret-change-me-0123456789"
+DEV_AGENT_CLIENT_SECRET = "dev-only-agent-secret"
+DEV_SEED_PASSWORDS = {
+    "admin": "admin-dev-pass",
+    "editor": "editor-dev-pass",
+    "viewer": "viewer-dev-pass",
+}
+
+
+class Env(StrEnum):
+    development = "development"
+    production = "production"
+
+
+class JwtSettings(BaseModel):
+    issuer: str = "agent-chat"
+    audience: str = "agent-chat"
+    user_ttl_s: int = 3600
+    service_ttl_s: int = 300
+
+
+class ApiSettings(BaseModel):
+    max_page_size: int = 200
+    default_page_size: int = 50
+    max_title_length: int = 200
+    max_message_length: int = 200_000
+
+
+class DatasourceSettings(BaseModel):
+    url: str
+    description: str = ""
+
+
+class SqlSettings(BaseModel):
+    row_cap: int = 1000
+    byte_cap: int = 2_000_000
+    timeout_s: float = 5.0
+
+
+class StorageSettings(BaseModel):
+    url: str = "file://{data_dir}/files"
+    max_read_bytes: int = 1_000_000
+    # S3-compatible options (endpoint, region, key id/secret) come from the environment.
+    s3_endpoint: str | None = None
+    s3_region: str = "us-east-1"
+    s3_access_key_id: SecretStr | None = None
+    s3_secret_access_key: SecretStr | None = None
+
+
+class LlmSettings(BaseModel):
+    model: str = "gpt-4o-mini"
+    max_input_tokens: int = 4000
+    request_timeout_s: float = 60.0
+
+
+class AgentSettings(BaseModel):
+    max_model_calls: int = 12
+    max_tool_calls: int = 20
+    run_deadline_s: float = 120.0
+    max_message_chars: int = 100_000
+    max_file_bytes: int = 10 * 1024 * 1024
+    max_files: int = 5
+
+
+def _conf_file() -> Path:
+    return Path(os.environ.get("CONF_FILE", ROOT / "conf.yml"))
+
+
+class Settings(BaseSettings):
+    """All configuration of one process; build it once and pass it into factories."""
+
+    model_config = SettingsConfigDict(
+        env_nested_delimiter="__", extra="ignore", case_sensitive=False
+    )
+
+    env: Env = Env.development
+    data_dir: Path = Path(".data")
+    database_url: str | None = None
+    jwt_secret: SecretStr | None = None
+    agent_client_id: str = "agent-chat"
+    agent_client_secret: SecretStr | None = None
+    backend_url: str = "http://127.0.0.1:8000"
+    llm_api_base: str | None = None
+    llm_api_key: SecretStr | None = None
+    llm_model: str | None = None
+    seed_admin_password: SecretStr | None = None
+    seed_editor_password: SecretStr | None = None
+    seed_viewer_password: SecretStr | None = None
+    log_level: str = "INFO"
+
+    jwt: JwtSettings = Field(default_factory=JwtSettings)
+    api: ApiSettings = Field(default_factory=ApiSettings)
+    datasources: dict[str, DatasourceSettings] = Field(default_factory=dict)
+    sql: SqlSettings = Field(default_factory=SqlSettings)
+    storage: StorageSettings = Field(default_factory=StorageSettings)
+    llm: LlmSettings = Field(default_factory=LlmSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        yaml_source = YamlConfigSettingsSource(settings_cls, yaml_file=_conf_file())
+        return (init_settings, env_settings, yaml_source)
+
+    @model_validator(mode="after")
+    def _secrets_and_paths(self) -> Settings:
+        if self.env is Env.production:
+            self._refuse_dev_secrets()
+        else:
+            if self.jwt_secret is None:
+                self.jwt_secret = SecretStr(DEV_JWT_SECRET)
+            if self.agent_client_secret is None:
+                self.agent_client_secret = SecretStr(DEV_AGENT_CLIENT_SECRET)
+        if not self.data_dir.is_absolute():
+            self.data_dir = (Path.cwd() / self.data_dir).resolve()
+        for ds in self.datasources.values():
+            ds.url = ds.url.replace("{data_dir}", str(self.data_dir))
+        self.storage.url = self.storage.url.replace("{data_dir}", str(self.data_dir))
+        return self
+
+    def _refuse_dev_secrets(self) -> None:
+        problems: list[str] = []
+        secret = self.jwt_secret.get_secret_value() if self.jwt_secret else ""
+        if not secret or secret == DEV_JWT_SECRET or len(secret) < 32:
+            problems.append("JWT_SECRET must be set to a random value of at least 32 characters")
+        client = self.agent_client_secret.get_secret_value() if self.agent_client_secret else ""
+        if not client or client == DEV_AGENT_CLIENT_SECRET:
+            problems.append("AGENT_CLIENT_SECRET must be set")
+        for role, default in DEV_SEED_PASSWORDS.items():
+            value: SecretStr | None = getattr(self, f"seed_{role}_password")
+            if value is not None and value.get_secret_value() in ("", default):
+                problems.append(f"SEED_{role.upper()}_PASSWORD must not be the development default")
+        if problems:
+            raise ValueError("refusing to start in production: " + "; ".join(problems))
+
+    def seed_password(self, role: str) -> str | None:
+        """The demo user's password: env value, or the documented default in development."""
+        value: SecretStr | None = getattr(self, f"seed_{role}_password")
+        if value is not None:
+            return value.get_secret_value()
+        return DEV_SEED_PASSWORDS[role] if self.env is Env.development else None
+
+    @property
+    def jwt_key(self) -> str:
+        assert self.jwt_secret is not None
+        return self.jwt_secret.get_secret_value()
+
+
+@lru_cache
+def get_settings(**overrides: Any) -> Settings:
+    return Settings(**overrides)

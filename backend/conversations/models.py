@@ -1,0 +1,59 @@
+"""Conversations, their messages, and the agent's per-conversation run lease."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import BigInteger, ForeignKey, Identity, Index, String, Text, text
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import Mapped, mapped_column
+
+from backend.db import Base, Timestamped, utcnow
+
+
+class Conversation(Timestamped, Base):
+    __tablename__ = "agent_conversations"
+    __table_args__ = (
+        Index(
+            "ix_agent_conversations_owner_activity",
+            "owner_id",
+            "is_archived",
+            text("updated_at DESC"),
+            text("id DESC"),
+        ),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    owner_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    title: Mapped[str] = mapped_column(String(200), default="")
+    message_count: Mapped[int] = mapped_column(default=0)
+    is_archived: Mapped[bool] = mapped_column(default=False)
+
+
+class Message(Base):
+    __tablename__ = "agent_messages"
+    __table_args__ = (Index("ix_agent_messages_conversation_id_id", "conversation_id", "id"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    conversation_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("agent_conversations.id", ondelete="CASCADE")
+    )
+    role: Mapped[str] = mapped_column(String(16))
+    content: Mapped[str] = mapped_column(Text)
+    meta: Mapped[dict[str, Any]] = mapped_column("metadata", JSONB, default=dict)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class AgentRun(Base):
+    """A lease: the agent process `holder` runs this conversation until `expires_at`."""
+
+    __tablename__ = "agent_runs"
+
+    conversation_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("agent_conversations.id", ondelete="CASCADE"), primary_key=True
+    )
+    holder: Mapped[str] = mapped_column(String(128))
+    acquired_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column()

@@ -1,0 +1,178 @@
+"""Conversation routes (browser and agent) and the agent's run lease."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response, status
+
+from backend.conversations import service
+from backend.conversations.models import Message
+from backend.conversations.schemas import (
+    ActiveRead,
+    ConversationCreate,
+    ConversationPage,
+    ConversationRead,
+    ConversationUpdate,
+    HistoryPage,
+    LeaseRead,
+    LeaseRequest,
+    MessageCreate,
+    MessageRead,
+)
+from backend.deps import AgentPrincipal, CurrentPrincipal, Page, SessionDep, SettingsDep
+from backend.errors import responses
+
+router = APIRouter(tags=["conversations"])
+PREFIX = "/api/assistant/conversations"
+ERRORS = responses(401, 404, 422)
+
+
+def _message(m: Message) -> MessageRead:
+    return MessageRead(
+        id=m.id, role=m.role, content=m.content, metadata=m.meta, created_at=m.created_at
+    )
+
+
+@router.post(
+    PREFIX,
+    response_model=ConversationRead,
+    status_code=status.HTTP_201_CREATED,
+    responses=responses(401, 422),
+)
+async def create(body: ConversationCreate, principal: CurrentPrincipal, session: SessionDep):
+    """Start a conversation; without a title, the first user message names it."""
+    return await service.create(session=session, actor=principal, title=body.title)
+
+
+@router.get(PREFIX, response_model=ConversationPage, responses=responses(401, 422))
+async def list_(
+    principal: CurrentPrincipal, session: SessionDep, page: Page, archived: bool = False
+) -> ConversationPage:
+    """The caller's conversations, newest activity first."""
+    rows, total = await service.list_(
+        session=session, actor=principal, archived=archived, limit=page.limit, offset=page.offset
+    )
+    return ConversationPage(items=[ConversationRead.model_validate(r) for r in rows], total=total)
+
+
+@router.get(PREFIX + "/{conversation_id}", response_model=ConversationRead, responses=ERRORS)
+async def get(conversation_id: uuid.UUID, principal: CurrentPrincipal, session: SessionDep):
+    """One of the caller's conversations."""
+    return await service.get(session=session, actor=principal, conversation_id=conversation_id)
+
+
+@router.patch(PREFIX + "/{conversation_id}", response_model=ConversationRead, responses=ERRORS)
+async def update(
+    conversation_id: uuid.UUID,
+    body: ConversationUpdate,
+    principal: CurrentPrincipal,
+    session: SessionDep,
+):
+    """Rename a conversation."""
+    return await service.update_title(
+        session=session, actor=principal, conversation_id=conversation_id, title=body.title
+    )
+
+
+@router.get(PREFIX + "/{conversation_id}/history", response_model=HistoryPage, responses=ERRORS)
+async def history(
+    conversation_id: uuid.UUID,
+    principal: CurrentPrincipal,
+    session: SessionDep,
+    settings: SettingsDep,
+    limit: Annotated[int | None, Query(ge=1)] = None,
+    before: Annotated[int | None, Query(ge=1, description="message id cursor")] = None,
+) -> HistoryPage:
+    """Messages oldest first; page backwards with `before` = the first item's id."""
+    cap = min(limit or settings.api.default_page_size, settings.api.max_page_size)
+    rows, has_more = await service.history(
+        session=session, actor=principal, conversation_id=conversation_id, limit=cap, before=before
+    )
+    return HistoryPage(items=[_message(m) for m in rows], has_more=has_more)
+
+
+@router.delete(
+    PREFIX + "/{conversation_id}", status_code=status.HTTP_204_NO_CONTENT, responses=ERRORS
+)
+async def archive(
+    conversation_id: uuid.UUID, principal: CurrentPrincipal, session: SessionDep
+) -> Response:
+    """Archive the conversation and clear its agent checkpoints."""
+    await service.archive(session=session, actor=principal, conversation_id=conversation_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.post(
+    PREFIX + "/{conversation_id}/restore", response_model=ConversationRead, responses=ERRORS
+)
+async def restore(conversation_id: uuid.UUID, principal: CurrentPrincipal, session: SessionDep):
+    """Bring an archived conversation back to the active list."""
+    return await service.restore(session=session, actor=principal, conversation_id=conversation_id)
+
+
+@router.post(
+    PREFIX + "/{conversation_id}/messages",
+    response_model=MessageRead,
+    status_code=status.HTTP_201_CREATED,
+    responses=responses(401, 403, 404, 409, 422),
+)
+async def append_message(
+    conversation_id: uuid.UUID,
+    body: MessageCreate,
+    principal: AgentPrincipal,
+    session: SessionDep,
+):
+    """Append a message to the history (agent service, on behalf of the owner)."""
+    message = await service.append_message(
+        session=session, actor=principal, conversation_id=conversation_id, data=body
+    )
+    return _message(message)
+
+
+AGENT = "/api/agent/conversations/{conversation_id}"
+
+
+@router.get(AGENT + "/active", response_model=ActiveRead, responses=ERRORS)
+async def active(conversation_id: uuid.UUID, principal: CurrentPrincipal, session: SessionDep):
+    """Whether an agent run currently holds the conversation."""
+    live = await service.is_active(
+        session=session, actor=principal, conversation_id=conversation_id
+    )
+    return ActiveRead(active=live)
+
+
+@router.put(
+    AGENT + "/lease", response_model=LeaseRead, responses=responses(401, 403, 404, 409, 422)
+)
+async def acquire_lease(
+    conversation_id: uuid.UUID, body: LeaseRequest, principal: AgentPrincipal, session: SessionDep
+):
+    """Take or renew the run lease (agent service); 409 CONVERSATION_BUSY when another holds it."""
+    run = await service.acquire_lease(
+        session=session,
+        actor=principal,
+        conversation_id=conversation_id,
+        holder=body.holder,
+        ttl_s=body.ttl_s,
+    )
+    return LeaseRead(
+        conversation_id=run.conversation_id, holder=run.holder, expires_at=run.expires_at
+    )
+
+
+@router.delete(
+    AGENT + "/lease", status_code=status.HTTP_204_NO_CONTENT, responses=responses(401, 403, 404)
+)
+async def release_lease(
+    conversation_id: uuid.UUID,
+    principal: AgentPrincipal,
+    session: SessionDep,
+    holder: Annotated[str, Query(min_length=1, max_length=128)],
+) -> Response:
+    """Release the lease if `holder` still holds it."""
+    await service.release_lease(
+        session=session, actor=principal, conversation_id=conversation_id, holder=holder
+    )
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

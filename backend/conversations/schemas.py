@@ -1,0 +1,77 @@
+"""Conversation request and response bodies."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+MAX_METADATA_BYTES = 1_000_000
+
+
+class ConversationCreate(BaseModel):
+    title: str | None = Field(default=None, max_length=200)
+
+
+class ConversationUpdate(BaseModel):
+    title: str = Field(min_length=1, max_length=200)
+
+
+class ConversationRead(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: uuid.UUID
+    title: str
+    created_at: datetime
+    updated_at: datetime
+    message_count: int
+    is_archived: bool
+
+
+class ConversationPage(BaseModel):
+    items: list[ConversationRead]
+    total: int
+
+
+class MessageCreate(BaseModel):
+    role: Literal["user", "assistant", "system", "tool"]
+    content: str = Field(max_length=200_000)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("metadata")
+    @classmethod
+    def _bounded(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if len(json.dumps(value, default=str)) > MAX_METADATA_BYTES:
+            raise ValueError(f"metadata exceeds {MAX_METADATA_BYTES} bytes")
+        return value
+
+
+class MessageRead(BaseModel):
+    id: int
+    role: str
+    content: str
+    metadata: dict[str, Any]
+    created_at: datetime
+
+
+class HistoryPage(BaseModel):
+    items: list[MessageRead]
+    has_more: bool = Field(description="True when older messages exist: pass before=items[0].id")
+
+
+class LeaseRequest(BaseModel):
+    holder: str = Field(min_length=1, max_length=128)
+    ttl_s: float = Field(default=15, gt=0, le=300)
+
+
+class LeaseRead(BaseModel):
+    conversation_id: uuid.UUID
+    holder: str
+    expires_at: datetime
+
+
+class ActiveRead(BaseModel):
+    active: bool

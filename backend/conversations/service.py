@@ -1,0 +1,225 @@
+"""Conversation logic: ownership, history, archive (with checkpoint cleanup), agent leases."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+from sqlalchemy import delete, func, select, text
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from backend.audit import service as audit
+from backend.conversations.models import AgentRun, Conversation, Message
+from backend.conversations.schemas import MessageCreate
+from backend.db import utcnow
+from backend.errors import Conflict, NotFound
+from backend.principal import Principal
+
+AUTO_TITLE_CHARS = 60
+# LangGraph's Postgres checkpointer tables (same database, FR-012); cleared on archive (FR-029).
+CHECKPOINT_TABLES = ("checkpoint_writes", "checkpoint_blobs", "checkpoints")
+
+
+def auto_title(text_: str) -> str:
+    """The first user message, whitespace collapsed, cut to 60 characters."""
+    return " ".join(text_.split())[:AUTO_TITLE_CHARS]
+
+
+async def get(
+    *, session: AsyncSession, actor: Principal, conversation_id: uuid.UUID
+) -> Conversation:
+    """The actor's conversation; anyone else's is NotFound, never Forbidden."""
+    conversation = await session.get(Conversation, conversation_id)
+    if conversation is None or conversation.owner_id != actor.user_id:
+        raise NotFound("Conversation not found")
+    return conversation
+
+
+async def create(*, session: AsyncSession, actor: Principal, title: str | None) -> Conversation:
+    conversation = Conversation(owner_id=actor.user_id, title=(title or "").strip())
+    session.add(conversation)
+    await session.flush()
+    audit.record(
+        session=session,
+        actor=actor,
+        action="conversation.create",
+        resource_type="conversation",
+        resource_id=str(conversation.id),
+    )
+    await session.commit()
+    return conversation
+
+
+async def list_(
+    *, session: AsyncSession, actor: Principal, archived: bool, limit: int, offset: int
+) -> tuple[list[Conversation], int]:
+    where = (Conversation.owner_id == actor.user_id, Conversation.is_archived.is_(archived))
+    total = await session.scalar(select(func.count()).select_from(Conversation).where(*where))
+    rows = await session.scalars(
+        select(Conversation)
+        .where(*where)
+        .order_by(Conversation.updated_at.desc(), Conversation.id.desc())
+        .limit(limit)
+        .offset(offset)
+    )
+    return list(rows), int(total or 0)
+
+
+async def history(
+    *,
+    session: AsyncSession,
+    actor: Principal,
+    conversation_id: uuid.UUID,
+    limit: int,
+    before: int | None,
+) -> tuple[list[Message], bool]:
+    """Up to `limit` messages older than `before`, oldest first, and whether more exist."""
+    await get(session=session, actor=actor, conversation_id=conversation_id)
+    query = select(Message).where(Message.conversation_id == conversation_id)
+    if before is not None:
+        query = query.where(Message.id < before)
+    rows = list(await session.scalars(query.order_by(Message.id.desc()).limit(limit + 1)))
+    has_more = len(rows) > limit
+    return list(reversed(rows[:limit])), has_more
+
+
+async def update_title(
+    *, session: AsyncSession, actor: Principal, conversation_id: uuid.UUID, title: str
+) -> Conversation:
+    conversation = await get(session=session, actor=actor, conversation_id=conversation_id)
+    conversation.title = title.strip()
+    audit.record(
+        session=session,
+        actor=actor,
+        action="conversation.update",
+        resource_type="conversation",
+        resource_id=str(conversation_id),
+        details={"title": title},
+    )
+    await session.commit()
+    return conversation
+
+
+async def _clear_checkpoints(session: AsyncSession, thread_id: str) -> int:
+    deleted = 0
+    for table in CHECKPOINT_TABLES:
+        exists = await session.scalar(text("SELECT to_regclass(:t) IS NOT NULL"), {"t": table})
+        if exists:
+            result = await session.execute(
+                text(f"DELETE FROM {table} WHERE thread_id = :tid"),  # noqa: S608 - fixed names
+                {"tid": thread_id},
+            )
+            deleted += int(getattr(result, "rowcount", 0) or 0)
+    return deleted
+
+
+async def archive(*, session: AsyncSession, actor: Principal, conversation_id: uuid.UUID) -> None:
+    """Archive and drop the thread's checkpoints in one transaction (FR-011, FR-029)."""
+    conversation = await get(session=session, actor=actor, conversation_id=conversation_id)
+    conversation.is_archived = True
+    cleared = await _clear_checkpoints(session, str(conversation_id))
+    audit.record(
+        session=session,
+        actor=actor,
+        action="conversation.archive",
+        resource_type="conversation",
+        resource_id=str(conversation_id),
+        details={"checkpoint_rows_deleted": cleared},
+    )
+    await session.commit()
+
+
+async def restore(
+    *, session: AsyncSession, actor: Principal, conversation_id: uuid.UUID
+) -> Conversation:
+    conversation = await get(session=session, actor=actor, conversation_id=conversation_id)
+    conversation.is_archived = False
+    audit.record(
+        session=session,
+        actor=actor,
+        action="conversation.restore",
+        resource_type="conversation",
+        resource_id=str(conversation_id),
+    )
+    await session.commit()
+    return conversation
+
+
+async def append_message(
+    *, session: AsyncSession, actor: Principal, conversation_id: uuid.UUID, data: MessageCreate
+) -> Message:
+    """Append one message; the first user message names an untitled conversation."""
+    conversation = await get(session=session, actor=actor, conversation_id=conversation_id)
+    if conversation.is_archived:
+        raise Conflict("Conversation is archived", code="CONVERSATION_ARCHIVED")
+    message = Message(
+        conversation_id=conversation_id, role=data.role, content=data.content, meta=data.metadata
+    )
+    session.add(message)
+    if data.role == "user" and not conversation.title:
+        conversation.title = auto_title(data.content)
+    conversation.message_count += 1
+    conversation.updated_at = utcnow()
+    await session.flush()
+    audit.record(
+        session=session,
+        actor=actor,
+        action="conversation.message_append",
+        resource_type="conversation",
+        resource_id=str(conversation_id),
+        details={"message_id": message.id, "role": data.role},
+    )
+    await session.commit()
+    return message
+
+
+async def acquire_lease(
+    *,
+    session: AsyncSession,
+    actor: Principal,
+    conversation_id: uuid.UUID,
+    holder: str,
+    ttl_s: float,
+) -> AgentRun:
+    """Take or renew the run lease atomically; another live holder means CONVERSATION_BUSY."""
+    await get(session=session, actor=actor, conversation_id=conversation_id)
+    now = utcnow()
+    expires = now + timedelta(seconds=ttl_s)
+    stmt = (
+        insert(AgentRun)
+        .values(conversation_id=conversation_id, holder=holder, acquired_at=now, expires_at=expires)
+        .on_conflict_do_update(
+            index_elements=[AgentRun.conversation_id],
+            set_={"holder": holder, "expires_at": expires},
+            where=(AgentRun.expires_at < now) | (AgentRun.holder == holder),
+        )
+        .returning(AgentRun)
+    )
+    run = (await session.scalars(stmt)).one_or_none()
+    await session.commit()
+    if run is None:
+        raise Conflict("Another run holds this conversation", code="CONVERSATION_BUSY")
+    return run
+
+
+async def release_lease(
+    *, session: AsyncSession, actor: Principal, conversation_id: uuid.UUID, holder: str
+) -> None:
+    await get(session=session, actor=actor, conversation_id=conversation_id)
+    await session.execute(
+        delete(AgentRun).where(
+            AgentRun.conversation_id == conversation_id, AgentRun.holder == holder
+        )
+    )
+    await session.commit()
+
+
+async def is_active(*, session: AsyncSession, actor: Principal, conversation_id: uuid.UUID) -> bool:
+    await get(session=session, actor=actor, conversation_id=conversation_id)
+    live = await session.scalar(
+        select(func.count())
+        .select_from(AgentRun)
+        .where(AgentRun.conversation_id == conversation_id, AgentRun.expires_at > utcnow())
+    )
+    return bool(live)

@@ -1,0 +1,7 @@
+"""dashboards routes."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+router = APIRouter(tags=["dashboards"])

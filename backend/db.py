@@ -1,0 +1,63 @@
+"""Engine and session factories, and the declarative Base with a constraint naming convention."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+from sqlalchemy import DateTime, MetaData
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {datetime: DateTime(timezone=True)}
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Timestamped:
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+def async_url(database_url: str) -> URL:
+    """`postgresql://...` (the form users configure) -> the asyncpg driver URL."""
+    return make_url(database_url).set(drivername="postgresql+asyncpg")
+
+
+def sync_url(database_url: str) -> URL:
+    """The psycopg (v3) driver URL, for Alembic and tools that want a sync connection."""
+    return make_url(database_url).set(drivername="postgresql+psycopg")
+
+
+def create_engine(database_url: str, *, pool_size: int = 10) -> AsyncEngine:
+    return create_async_engine(
+        async_url(database_url), pool_size=pool_size, max_overflow=10, pool_pre_ping=True
+    )
+
+
+def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
+async def session_scope(factory: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
+    async with factory() as session:
+        yield session

@@ -1,0 +1,121 @@
+"""FastAPI dependencies: settings, DB session, the acting principal, RBAC, pagination."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Header, Query, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from backend.auth import tokens
+from backend.auth.models import ServiceClient, User
+from backend.auth.roles import Role
+from backend.config import Settings
+from backend.errors import Forbidden, Unauthorized
+from backend.principal import Principal
+
+
+def get_settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+
+async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
+    async with request.app.state.session_factory() as session:
+        yield session
+
+
+SessionDep = Annotated[AsyncSession, Depends(get_session)]
+
+_bearer = HTTPBearer(auto_error=False, description="User JWT, or service JWT with X-On-Behalf-Of")
+
+
+async def _active_user(session: AsyncSession, sub: str) -> User:
+    try:
+        user_id = uuid.UUID(sub)
+    except ValueError as exc:
+        raise Unauthorized("Invalid token") from exc
+    user = await session.get(User, user_id)
+    if user is None or not user.is_active:
+        raise Unauthorized("User no longer exists")
+    return user
+
+
+async def get_principal(
+    request: Request,
+    settings: SettingsDep,
+    session: SessionDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    on_behalf_of: Annotated[str | None, Header(alias="X-On-Behalf-Of")] = None,
+) -> Principal:
+    """User JWT alone, or service JWT + X-On-Behalf-Of user JWT; RBAC uses the user's DB roles."""
+    if credentials is None or credentials.scheme.lower() != "bearer":
+        raise Unauthorized("Missing bearer token")
+    request_id = getattr(request.state, "request_id", None)
+    if on_behalf_of is None:
+        claims = tokens.verify(settings, credentials.credentials, expected="user")
+        user = await _active_user(session, claims.sub)
+        return Principal(user.id, user.username, list(user.roles), None, request_id)
+    service = tokens.verify(settings, credentials.credentials, expected="service")
+    client = await session.scalar(
+        select(ServiceClient).where(ServiceClient.client_id == service.sub)
+    )
+    if client is None or not client.is_active:
+        raise Unauthorized("Service client no longer exists")
+    claims = tokens.verify(settings, on_behalf_of.removeprefix("Bearer ").strip(), expected="user")
+    user = await _active_user(session, claims.sub)
+    return Principal(user.id, user.username, list(user.roles), client.client_id, request_id)
+
+
+CurrentPrincipal = Annotated[Principal, Depends(get_principal)]
+
+
+def require(role: Role) -> Callable[[Principal], Awaitable[Principal]]:
+    """A dependency that lets the principal through when its user holds `role` or higher."""
+
+    async def _check(principal: CurrentPrincipal) -> Principal:
+        if not principal.has(role):
+            raise Forbidden(f"This operation requires the {role.value} role")
+        return principal
+
+    return _check
+
+
+Viewer = Annotated[Principal, Depends(require(Role.viewer))]
+Editor = Annotated[Principal, Depends(require(Role.editor))]
+Admin = Annotated[Principal, Depends(require(Role.admin))]
+
+
+async def require_service(principal: CurrentPrincipal) -> Principal:
+    if principal.service_client_id is None:
+        raise Forbidden("This operation is reserved to the agent service")
+    return principal
+
+
+AgentPrincipal = Annotated[Principal, Depends(require_service)]
+
+
+@dataclass(frozen=True)
+class PageParams:
+    limit: int
+    offset: int
+
+
+def page_params(
+    settings: SettingsDep,
+    limit: Annotated[int | None, Query(ge=1, description="Capped at the server maximum")] = None,
+    offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+) -> PageParams:
+    chosen = limit or settings.api.default_page_size
+    return PageParams(limit=min(chosen, settings.api.max_page_size), offset=offset)
+
+
+Page = Annotated[PageParams, Depends(page_params)]

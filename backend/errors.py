@@ -1,0 +1,138 @@
+"""One exception tree, rendered once as {"error": {"code", "message", "details"}}."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+log = logging.getLogger("backend.errors")
+
+
+class AppError(Exception):
+    status_code = 400
+    code = "BAD_REQUEST"
+
+    def __init__(
+        self, message: str, *, code: str | None = None, details: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code or self.code
+        self.details = details or {}
+
+
+class Unauthorized(AppError):
+    status_code = 401
+    code = "UNAUTHORIZED"
+
+
+class Forbidden(AppError):
+    status_code = 403
+    code = "FORBIDDEN"
+
+
+class NotFound(AppError):
+    status_code = 404
+    code = "NOT_FOUND"
+
+
+class Conflict(AppError):
+    status_code = 409
+    code = "CONFLICT"
+
+
+class PayloadTooLarge(AppError):
+    status_code = 413
+    code = "PAYLOAD_TOO_LARGE"
+
+
+class Unprocessable(AppError):
+    status_code = 422
+    code = "INVALID_INPUT"
+
+
+class ServiceUnavailable(AppError):
+    status_code = 503
+    code = "UNAVAILABLE"
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+    details: dict[str, Any] = {}
+
+
+class ErrorResponse(BaseModel):
+    """The envelope of every non-2xx JSON response."""
+
+    error: ErrorBody
+
+
+_HTTP_CODES = {
+    400: "BAD_REQUEST",
+    401: "UNAUTHORIZED",
+    403: "FORBIDDEN",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    409: "CONFLICT",
+    413: "PAYLOAD_TOO_LARGE",
+    422: "INVALID_INPUT",
+    429: "RATE_LIMITED",
+}
+
+
+def envelope(
+    status: int,
+    code: str,
+    message: str,
+    details: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    body = {"error": {"code": code, "message": message, "details": details or {}}}
+    return JSONResponse(status_code=status, content=body, headers=headers)
+
+
+def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses=` entries documenting the error envelope for these statuses."""
+    return {
+        s: {"model": ErrorResponse, "description": _HTTP_CODES.get(s, "Error")} for s in statuses
+    }
+
+
+def install_handlers(app: FastAPI) -> None:
+    @app.exception_handler(AppError)
+    async def _app_error(request: Request, exc: AppError) -> JSONResponse:
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status_code == 401 else None
+        return envelope(exc.status_code, exc.code, exc.message, exc.details, headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [
+            {"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
+            for e in exc.errors()
+        ]
+        return envelope(422, "INVALID_INPUT", "Request is invalid", {"errors": errors})
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = _HTTP_CODES.get(exc.status_code, "HTTP_ERROR")
+        return envelope(exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {}))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        request_id = getattr(request.state, "request_id", None) or uuid.uuid4().hex
+        log.exception("unhandled error request_id=%s path=%s", request_id, request.url.path)
+        return envelope(
+            500,
+            "INTERNAL",
+            "Internal server error",
+            {"request_id": request_id},
+            headers={"X-Request-ID": request_id},
+        )

@@ -1,0 +1,7 @@
+"""knowledge routes."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+router = APIRouter(tags=["knowledge"])

@@ -1,0 +1,92 @@
+"""The FastAPI application factory."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request, Response
+from sqlalchemy import text
+
+from backend import db
+from backend.audit.router import router as audit_router
+from backend.auth.router import router as auth_router
+from backend.config import Settings
+from backend.conversations.router import router as conversations_router
+from backend.dashboards.router import router as dashboards_router
+from backend.datasources.router import router as datasources_router
+from backend.errors import ServiceUnavailable, install_handlers
+from backend.knowledge.router import router as knowledge_router
+from backend.oplogs.router import router as oplogs_router
+from backend.storage.router import router as storage_router
+
+log = logging.getLogger("backend")
+
+ROUTERS = (
+    auth_router,
+    conversations_router,
+    audit_router,
+    datasources_router,
+    dashboards_router,
+    storage_router,
+    oplogs_router,
+    knowledge_router,
+)
+
+
+def create_app(settings: Settings) -> FastAPI:
+    """Build the app; the engine is created in the lifespan, never at import time."""
+    if not settings.database_url:
+        raise ValueError("settings.database_url must be resolved before create_app()")
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engine = db.create_engine(settings.database_url or "")
+        app.state.engine = engine
+        app.state.session_factory = db.session_factory(engine)
+        try:
+            yield
+        finally:
+            await engine.dispose()
+
+    app = FastAPI(
+        title="agent-chat backend",
+        version="0.1.0",
+        description="Identity, conversations, RBAC, audit and the BI domain for agent-chat.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    install_handlers(app)
+
+    @app.middleware("http")
+    async def request_id(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        incoming = request.headers.get("X-Request-ID", "")
+        rid = incoming if 0 < len(incoming) <= 64 and incoming.isascii() else uuid.uuid4().hex
+        request.state.request_id = rid
+        response = await call_next(request)
+        response.headers["X-Request-ID"] = rid
+        return response
+
+    @app.get("/healthz", tags=["health"])
+    async def healthz() -> dict[str, str]:
+        """Liveness: the process answers."""
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["health"], responses={503: {"description": "Database unreachable"}})
+    async def readyz(request: Request) -> dict[str, str]:
+        """Readiness: the database answers."""
+        try:
+            async with request.app.state.engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+        except Exception as exc:  # any driver failure means "not ready"
+            log.warning("readiness check failed: %s", type(exc).__name__)
+            raise ServiceUnavailable("Database unreachable") from exc
+        return {"status": "ready"}
+
+    for router in ROUTERS:
+        app.include_router(router)
+    return app

@@ -1,0 +1,23 @@
+"""Imports every ORM module so Base.metadata is complete (Alembic, tests)."""
+
+from backend.audit import models as audit_models
+from backend.auth import models as auth_models
+from backend.conversations import models as conversation_models
+from backend.dashboards import models as dashboard_models
+from backend.datasources import models as datasource_models
+from backend.db import Base
+from backend.knowledge import models as knowledge_models
+from backend.oplogs import models as oplog_models
+from backend.storage import models as storage_models
+
+__all__ = [
+    "Base",
+    "audit_models",
+    "auth_models",
+    "conversation_models",
+    "dashboard_models",
+    "datasource_models",
+    "knowledge_models",
+    "oplog_models",
+    "storage_models",
+]

@@ -1,0 +1,20 @@
+"""The acting principal: a user, optionally acting through a service client (dual identity)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from backend.auth.roles import Role, satisfies
+
+
+@dataclass(frozen=True)
+class Principal:
+    user_id: uuid.UUID
+    username: str
+    roles: list[str]
+    service_client_id: str | None = None
+    request_id: str | None = None
+
+    def has(self, role: Role) -> bool:
+        return satisfies(self.roles, role)

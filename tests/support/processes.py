@@ -42,7 +42,7 @@ def wait_http(
 
 def run_cli(argv: Sequence[str], env: Mapping[str, str], *, timeout: float = 300) -> None:
     subprocess.run(
-        [sys.executable, "-m", "backend.cli", *argv],
+        [sys.executable, "-m", "agent_chat.cli", *argv],
         env=dict(env),
         cwd=ROOT,
         check=True,
@@ -59,7 +59,7 @@ def serve(
     base = f"http://127.0.0.1:{port}"
     with log_path.open("ab") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "backend.cli", *argv, "--port", str(port)],
+            [sys.executable, "-m", "agent_chat.cli", *argv, "--port", str(port)],
             env={**os.environ, **env},
             cwd=ROOT,
             stdout=log,

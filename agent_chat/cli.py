@@ -58,7 +58,7 @@ def cmd_backend(args: argparse.Namespace) -> int:
 
 
 def _spawn(argv: Sequence[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "backend.cli", *argv], env=env)
+    return subprocess.Popen([sys.executable, "-m", "agent_chat.cli", *argv], env=env)
 
 
 def cmd_up(args: argparse.Namespace) -> int:

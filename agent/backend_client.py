@@ -1,0 +1,135 @@
+"""The agent's one HTTP client to the backend: dual identity on every call, one error type."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import httpx
+from tenacity import (
+    AsyncRetrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential,
+)
+
+from agent.config import Settings
+from agent.context import Context
+
+
+class BackendError(Exception):
+    """A non-2xx answer (or no answer) from the backend, parsed from its error envelope."""
+
+    def __init__(self, status: int, code: str, message: str, details: dict[str, Any] | None = None):
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details = details or {}
+
+
+def _error_from(response: httpx.Response) -> BackendError:
+    try:
+        error = response.json()["error"]
+        return BackendError(
+            response.status_code, str(error["code"]), str(error["message"]), error.get("details")
+        )
+    except (ValueError, KeyError, TypeError):
+        return BackendError(response.status_code, "BACKEND_ERROR", "Backend request failed")
+
+
+class BackendClient:
+    """Calls the backend as the agent service on behalf of the user in the run context."""
+
+    def __init__(self, settings: Settings, http: httpx.AsyncClient | None = None) -> None:
+        self._settings = settings
+        self._http = http or httpx.AsyncClient(
+            base_url=settings.backend_url,
+            timeout=httpx.Timeout(30.0, connect=5.0),
+            limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
+        )
+        self._service_token: str | None = None
+        self._service_token_expiry = 0.0
+        self._token_lock = asyncio.Lock()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def service_token(self) -> str:
+        """A cached service JWT, renewed 30 s before it expires."""
+        if self._service_token and time.monotonic() < self._service_token_expiry - 30:
+            return self._service_token
+        async with self._token_lock:
+            if self._service_token and time.monotonic() < self._service_token_expiry - 30:
+                return self._service_token
+            secret = self._settings.agent_client_secret
+            response = await self._http.post(
+                "/api/auth/service-token",
+                json={
+                    "client_id": self._settings.agent_client_id,
+                    "client_secret": secret.get_secret_value() if secret else "",
+                },
+            )
+            if response.status_code != 200:
+                raise _error_from(response)
+            body = response.json()
+            self._service_token = str(body["access_token"])
+            self._service_token_expiry = time.monotonic() + float(body["expires_in"])
+            return self._service_token
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        user_token: str,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> Any:
+        """Send one request with the service JWT and X-On-Behalf-Of; return the parsed JSON body.
+
+        Connection failures are retried for reads only (GET), never for writes.
+        """
+        attempts = 3 if method.upper() == "GET" else 1
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(attempts),
+            wait=wait_exponential(multiplier=0.2, max=2),
+            retry=retry_if_exception_type(httpx.TransportError),
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    headers = {
+                        "Authorization": f"Bearer {await self.service_token()}",
+                        "X-On-Behalf-Of": user_token,
+                    }
+                    response = await self._http.request(
+                        method,
+                        path,
+                        json=json,
+                        params=_clean(params),
+                        headers=headers,
+                        timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
+                    )
+        except httpx.TimeoutException as exc:
+            raise BackendError(
+                504, "BACKEND_TIMEOUT", "The backend did not answer in time"
+            ) from exc
+        except httpx.TransportError as exc:
+            raise BackendError(503, "BACKEND_UNAVAILABLE", "The backend is unreachable") from exc
+        if response.status_code == 401 and "service" in response.text:
+            self._service_token = None  # renewed on the next call
+        if not response.is_success:
+            raise _error_from(response)
+        return response.json() if response.content else None
+
+    async def call(self, context: Context, method: str, path: str, **kwargs: Any) -> Any:
+        """`request` on behalf of the user in `context`."""
+        return await self.request(method, path, user_token=context.user_token, **kwargs)
+
+
+def _clean(params: dict[str, Any] | None) -> dict[str, Any] | None:
+    return None if params is None else {k: v for k, v in params.items() if v is not None}

@@ -1,0 +1,101 @@
+"""Agent process settings: the same conf.yml and environment as the backend, read on their own
+(agent/ never imports backend/)."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+DEV_JWT_SECRET = "dev-only-jwt-secret-change-me-0123456789"
+DEV_AGENT_CLIENT_SECRET = "dev-only-agent-secret"
+
+
+class JwtSettings(BaseModel):
+    issuer: str = "agent-chat"
+    audience: str = "agent-chat"
+
+
+class LlmSettings(BaseModel):
+    model: str = "gpt-4o-mini"
+    max_input_tokens: int = 4000
+    request_timeout_s: float = 60.0
+    supports_images: bool = False
+
+
+class AgentSettings(BaseModel):
+    max_model_calls: int = 12
+    max_tool_calls: int = 20
+    run_deadline_s: float = 120.0
+    max_message_chars: int = 100_000
+    max_file_bytes: int = 10 * 1024 * 1024
+    max_files: int = 5
+    lease_ttl_s: float = 10.0
+    confirm_wait_s: float = 2.0
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_nested_delimiter="__", extra="ignore")
+
+    env: Literal["development", "production"] = "development"
+    data_dir: Path = Path(".data")
+    database_url: str | None = None
+    jwt_secret: SecretStr | None = None
+    agent_client_id: str = "agent-chat"
+    agent_client_secret: SecretStr | None = None
+    backend_url: str = "http://127.0.0.1:8000"
+    llm_api_base: str | None = None
+    llm_api_key: SecretStr | None = None
+    llm_model: str | None = None
+    log_level: str = "INFO"
+
+    jwt: JwtSettings = Field(default_factory=JwtSettings)
+    llm: LlmSettings = Field(default_factory=LlmSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        conf = Path(os.environ.get("CONF_FILE", ROOT / "conf.yml"))
+        return (init_settings, env_settings, YamlConfigSettingsSource(settings_cls, yaml_file=conf))
+
+    @model_validator(mode="after")
+    def _secrets(self) -> Settings:
+        if self.env == "production":
+            secret = self.jwt_secret.get_secret_value() if self.jwt_secret else ""
+            client = self.agent_client_secret.get_secret_value() if self.agent_client_secret else ""
+            if not secret or secret == DEV_JWT_SECRET or len(secret) < 32:
+                raise ValueError("refusing to start in production: JWT_SECRET must be set")
+            if not client or client == DEV_AGENT_CLIENT_SECRET:
+                raise ValueError("refusing to start in production: AGENT_CLIENT_SECRET must be set")
+        else:
+            self.jwt_secret = self.jwt_secret or SecretStr(DEV_JWT_SECRET)
+            self.agent_client_secret = self.agent_client_secret or SecretStr(
+                DEV_AGENT_CLIENT_SECRET
+            )
+        return self
+
+    @property
+    def model_name(self) -> str:
+        return self.llm_model or self.llm.model
+
+
+@lru_cache
+def get_settings(**overrides: Any) -> Settings:
+    return Settings(**overrides)

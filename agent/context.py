@@ -1,0 +1,17 @@
+"""The per-run context. Secrets (the user's JWT) live here, never in graph state or
+config["configurable"], which LangGraph writes to the checkpoint tables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Context:
+    user_token: str = field(repr=False)  # forwarded to the backend as X-On-Behalf-Of
+    user_id: str
+    username: str
+    roles: tuple[str, ...]
+    conversation_id: str
+    focus: dict[str, Any] | None = None  # what the person is looking at (FR-023), e.g. a dashboard

@@ -40,6 +40,8 @@ class AgentSettings(BaseModel):
     max_message_chars: int = 100_000
     max_file_bytes: int = 10 * 1024 * 1024
     max_files: int = 5
+    # extracted file text per message; capped at half of llm.max_input_tokens
+    max_attachment_tokens: int = 2000
     lease_ttl_s: float = 10.0
     confirm_wait_s: float = 2.0
 

@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Sequence
 
+from agent_chat import frontend
 from backend.config import Settings
 from backend.pgembed import resolve_database_url
 
@@ -57,6 +58,19 @@ def cmd_backend(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_agent(args: argparse.Namespace) -> int:
+    from agent.app import main as serve_agent
+    from agent.config import Settings as AgentSettings
+
+    agent_settings = AgentSettings()
+    agent_settings.database_url = _database_url(_settings())
+    serve_agent(args.host, args.port, agent_settings)
+    return 0
+
+
+_ROLES = ("admin", "editor", "viewer")
+
+
 def _spawn(argv: Sequence[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-m", "agent_chat.cli", *argv], env=env)
 
@@ -67,13 +81,30 @@ def cmd_up(args: argparse.Namespace) -> int:
     from backend.seed import run as seed
 
     settings = _settings()
+    frontend.ensure_built()
     url = _database_url(settings)
     upgrade(url)
     asyncio.run(seed(settings, url))
     env = {**os.environ, "DATABASE_URL": url}
-    children = [_spawn(["backend", "--host", args.host, "--port", str(args.backend_port)], env)]
-    print(f"\nagent-chat backend: http://{args.host}:{args.backend_port}/docs")
-    print("demo logins: admin / editor / viewer (passwords: see README, SEED_*_PASSWORD)\n")
+    backend_url = f"http://{args.host}:{args.backend_port}"
+    env.setdefault("BACKEND_URL", backend_url)
+    children = [
+        _spawn(["backend", "--host", args.host, "--port", str(args.backend_port)], env),
+        _spawn(["agent", "--host", args.host, "--port", str(args.agent_port)], env),
+    ]
+    web = frontend.serve(
+        host=args.host,
+        port=args.web_port,
+        backend_url=backend_url,
+        agent_url=f"http://{args.host}:{args.agent_port}",
+        env=env,
+    )
+    children.append(web)
+    logins = ", ".join(f"{r} / {settings.seed_password(r) or '?'}" for r in _ROLES)
+    print(f"\nagent-chat backend: {backend_url}/docs")
+    print(f"agent-chat agent: http://{args.host}:{args.agent_port}/api/agent/gradio")
+    print(f"demo logins: {logins}")
+    print(f"\nopen http://{args.host}:{args.web_port}/ in a browser (Ctrl-C stops everything)\n")
     return _supervise(children)
 
 
@@ -106,6 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
     p.set_defaults(func=cmd_backend)
+    p = sub.add_parser("agent", help="run the Gradio agent service")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=7860)
+    p.set_defaults(func=cmd_agent)
     sub.add_parser("migrate", help="upgrade the database (idempotent)").set_defaults(
         func=cmd_migrate
     )
@@ -113,6 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("up", help="run everything for a person")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--backend-port", type=int, default=8000)
+    p.add_argument("--agent-port", type=int, default=7860)
+    p.add_argument("--web-port", type=int, default=5173, help="the browser client")
     p.set_defaults(func=cmd_up)
     return parser
 
@@ -124,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except ValueError as exc:  # configuration refused (e.g. dev secrets in production)
+    except (ValueError, frontend.FrontendError) as exc:  # refused config, or no Node.js
         print(f"agent-chat: {exc}", file=sys.stderr)
         return 2
 

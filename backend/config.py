@@ -90,8 +90,9 @@ def _conf_file() -> Path:
 class Settings(BaseSettings):
     """All configuration of one process; build it once and pass it into factories."""
 
+    # hide_input_in_errors: a refused configuration must not echo secrets into logs.
     model_config = SettingsConfigDict(
-        env_nested_delimiter="__", extra="ignore", case_sensitive=False
+        env_nested_delimiter="__", extra="ignore", case_sensitive=False, hide_input_in_errors=True
     )
 
     env: Env = Env.development

@@ -10,6 +10,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 log = logging.getLogger("backend.errors")
@@ -125,6 +126,16 @@ def install_handlers(app: FastAPI) -> None:
         code = _HTTP_CODES.get(exc.status_code, "HTTP_ERROR")
         return envelope(exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {}))
 
+    @app.exception_handler(DBAPIError)
+    async def _database(request: Request, exc: DBAPIError) -> JSONResponse:
+        sqlstate = str(getattr(exc.orig, "sqlstate", None) or "")
+        # SQLSTATE class 22 (data exception): the request carried a value Postgres refuses,
+        # e.g. a NUL character in text or JSON. That is bad input, not a server fault.
+        if sqlstate.startswith("22"):
+            log.warning("rejected value: sqlstate=%s path=%s", sqlstate, request.url.path)
+            return envelope(422, "INVALID_INPUT", "Request contains a value that cannot be stored")
+        return await _unexpected(request, exc)
+
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         request_id = getattr(request.state, "request_id", None) or uuid.uuid4().hex
@@ -136,3 +147,36 @@ def install_handlers(app: FastAPI) -> None:
             {"request_id": request_id},
             headers={"X-Request-ID": request_id},
         )
+
+
+_ENVELOPE_REF = "#/components/schemas/ErrorResponse"
+_DEFAULT_422 = "#/components/schemas/HTTPValidationError"
+
+
+def install_openapi(app: FastAPI) -> None:
+    """Document FastAPI's automatic 422 as the envelope that `_validation` really returns."""
+    default = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = default()
+            _envelope_for_validation(schema)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _envelope_for_validation(schema: dict[str, Any]) -> None:
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    if "ErrorResponse" not in components:
+        generated = ErrorResponse.model_json_schema(ref_template="#/components/schemas/{model}")
+        components.update(generated.pop("$defs", {}))
+        components["ErrorResponse"] = generated
+    for item in schema.get("paths", {}).values():
+        for operation in item.values():
+            content = operation.get("responses", {}).get("422", {}).get("content", {})
+            body = content.get("application/json", {})
+            if body.get("schema", {}).get("$ref") == _DEFAULT_422:
+                body["schema"] = {"$ref": _ENVELOPE_REF}
+    for name in ("HTTPValidationError", "ValidationError"):
+        components.pop(name, None)

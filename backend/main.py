@@ -14,10 +14,12 @@ from backend import db
 from backend.audit.router import router as audit_router
 from backend.auth.router import router as auth_router
 from backend.config import Settings
+from backend.conversations.attachments import router as attachments_router
 from backend.conversations.router import router as conversations_router
 from backend.dashboards.router import router as dashboards_router
+from backend.datasources.engines import dispose_all as dispose_datasource_engines
 from backend.datasources.router import router as datasources_router
-from backend.errors import ServiceUnavailable, install_handlers
+from backend.errors import ServiceUnavailable, install_handlers, install_openapi
 from backend.knowledge.router import router as knowledge_router
 from backend.oplogs.router import router as oplogs_router
 from backend.storage.router import router as storage_router
@@ -27,6 +29,7 @@ log = logging.getLogger("backend")
 ROUTERS = (
     auth_router,
     conversations_router,
+    attachments_router,
     audit_router,
     datasources_router,
     dashboards_router,
@@ -50,6 +53,7 @@ def create_app(settings: Settings) -> FastAPI:
             yield
         finally:
             await engine.dispose()
+            dispose_datasource_engines()
 
     app = FastAPI(
         title="agent-chat backend",
@@ -59,6 +63,7 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.state.settings = settings
     install_handlers(app)
+    install_openapi(app)
 
     @app.middleware("http")
     async def request_id(

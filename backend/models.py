@@ -2,6 +2,7 @@
 
 from backend.audit import models as audit_models
 from backend.auth import models as auth_models
+from backend.conversations import attachment_models
 from backend.conversations import models as conversation_models
 from backend.dashboards import models as dashboard_models
 from backend.datasources import models as datasource_models
@@ -12,6 +13,7 @@ from backend.storage import models as storage_models
 
 __all__ = [
     "Base",
+    "attachment_models",
     "audit_models",
     "auth_models",
     "conversation_models",

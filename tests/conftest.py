@@ -37,9 +37,22 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def backend_env(database_url: str, data_dir: Path) -> dict[str, str]:
+def warehouse_url() -> Iterator[str]:
+    """An empty Postgres database behind the `warehouse` datasource (its tests fill it)."""
+    admin = db.server_url()
+    url = db.create_database(admin)
+    try:
+        yield url
+    finally:
+        db.drop_database(admin, url)
+
+
+@pytest.fixture(scope="session")
+def backend_env(database_url: str, data_dir: Path, warehouse_url: str) -> dict[str, str]:
     """The environment every project process of the suite runs with."""
     return {
+        "DATASOURCES__WAREHOUSE__URL": warehouse_url,
+        "SQL__TIMEOUT_S": "2",
         "ENV": "development",
         "DATABASE_URL": database_url,
         "DATA_DIR": str(data_dir),

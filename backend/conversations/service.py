@@ -54,16 +54,20 @@ async def create(*, session: AsyncSession, actor: Principal, title: str | None) 
 async def list_(
     *, session: AsyncSession, actor: Principal, archived: bool, limit: int, offset: int
 ) -> tuple[list[Conversation], int]:
+    """One page, newest activity first, and the total; one query unless the page is empty."""
     where = (Conversation.owner_id == actor.user_id, Conversation.is_archived.is_(archived))
-    total = await session.scalar(select(func.count()).select_from(Conversation).where(*where))
-    rows = await session.scalars(
-        select(Conversation)
+    result = await session.execute(
+        select(Conversation, func.count().over().label("total"))
         .where(*where)
         .order_by(Conversation.updated_at.desc(), Conversation.id.desc())
         .limit(limit)
         .offset(offset)
     )
-    return list(rows), int(total or 0)
+    rows = result.all()
+    if rows:
+        return [row[0] for row in rows], int(rows[0].total)
+    total = await session.scalar(select(func.count()).select_from(Conversation).where(*where))
+    return [], int(total or 0)
 
 
 async def history(
@@ -197,9 +201,18 @@ async def acquire_lease(
         .returning(AgentRun)
     )
     run = (await session.scalars(stmt)).one_or_none()
-    await session.commit()
     if run is None:
+        await session.rollback()
         raise Conflict("Another run holds this conversation", code="CONVERSATION_BUSY")
+    audit.record(
+        session=session,
+        actor=actor,
+        action="conversation.lease_acquire",
+        resource_type="conversation",
+        resource_id=str(conversation_id),
+        details={"holder": holder, "ttl_s": ttl_s},
+    )
+    await session.commit()
     return run
 
 
@@ -207,10 +220,18 @@ async def release_lease(
     *, session: AsyncSession, actor: Principal, conversation_id: uuid.UUID, holder: str
 ) -> None:
     await get(session=session, actor=actor, conversation_id=conversation_id)
-    await session.execute(
+    result = await session.execute(
         delete(AgentRun).where(
             AgentRun.conversation_id == conversation_id, AgentRun.holder == holder
         )
+    )
+    audit.record(
+        session=session,
+        actor=actor,
+        action="conversation.lease_release",
+        resource_type="conversation",
+        resource_id=str(conversation_id),
+        details={"holder": holder, "released": bool(getattr(result, "rowcount", 0))},
     )
     await session.commit()
 

@@ -1,0 +1,124 @@
+"""The agent process: a FastAPI host app with the Gradio ChatInterface at /api/agent/gradio."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import gradio as gr
+import uvicorn
+from fastapi import FastAPI
+
+from agent.auth import UserAuthMiddleware
+from agent.backend_client import BackendClient
+from agent.config import Settings
+from agent.graph import build_agent, build_model, open_checkpointer
+from agent.run import Runner
+from agent.tools import build_tools
+
+log = logging.getLogger(__name__)
+
+GRADIO_PATH = "/api/agent/gradio"
+MAX_CONCURRENT_RUNS = 1000  # Gradio queue slots; each run is a coroutine, not a thread
+
+
+class _Holder:
+    """The Runner, built at start-up (the pool and checkpointer need a running event loop)."""
+
+    runner: Runner | None = None
+
+
+def _chat_interface(holder: _Holder, settings: Settings) -> gr.ChatInterface:
+    async def chat(
+        message: dict[str, Any],
+        history: list[Any],
+        conversation_id: str,
+        action: str,
+        focus: str,
+        request: gr.Request,
+    ) -> AsyncIterator[list[dict[str, Any]]]:
+        """Send a message to the assistant, or confirm/reject the pending action."""
+        if holder.runner is None:
+            raise gr.Error("The agent is starting; try again in a moment.")
+        headers = dict(request.headers) if request is not None else {}
+        async for messages in holder.runner.chat(message, conversation_id, action, focus, headers):
+            yield messages
+
+    demo = gr.ChatInterface(
+        chat,
+        multimodal=True,
+        additional_inputs=[
+            gr.Textbox(label="conversation_id", value=""),
+            gr.Textbox(label="action", value=""),
+            gr.Textbox(label="focus", value=""),
+        ],
+        api_name="chat",
+        concurrency_limit=None,
+        title="agent-chat" + ("" if settings.llm_api_base else " (offline demo model)"),
+        analytics_enabled=False,
+        save_history=False,
+    )
+    demo.max_threads = MAX_CONCURRENT_RUNS  # the queue's slot count comes from max_threads
+    demo.queue(default_concurrency_limit=None, max_size=None)
+    return demo
+
+
+def build_app(settings: Settings) -> FastAPI:
+    """The host app: /healthz, and Gradio (every route behind the user-JWT middleware)."""
+    holder = _Holder()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if not settings.database_url:
+            raise ValueError("DATABASE_URL is required for the agent's checkpoints")
+        client = BackendClient(settings)
+        async with open_checkpointer(settings.database_url) as checkpointer:
+            agent = build_agent(
+                settings,
+                model=build_model(settings),
+                tools=build_tools(client),
+                checkpointer=checkpointer,
+            )
+            holder.runner = Runner(settings=settings, client=client, agent=agent)
+            if not settings.llm_api_base:
+                log.warning("LLM_API_BASE is unset: using the offline demo model")
+            try:
+                yield
+            finally:
+                holder.runner = None
+                await client.aclose()
+
+    app = FastAPI(title="agent-chat agent", lifespan=lifespan, docs_url=None, redoc_url=None)
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        """Liveness (no authentication)."""
+        return {"status": "ok" if holder.runner is not None else "starting"}
+
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    app = gr.mount_gradio_app(
+        app,
+        _chat_interface(holder, settings),
+        path=GRADIO_PATH,
+        ssr_mode=False,
+        show_error=False,
+        footer_links=[],
+    )
+    app.add_middleware(UserAuthMiddleware, settings=settings, prefix=GRADIO_PATH)
+    return app
+
+
+def main(host: str, port: int, settings: Settings | None = None) -> None:
+    """Run the agent with uvicorn."""
+    settings = settings or Settings()
+    app = build_app(settings)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level=settings.log_level.lower(),
+        timeout_graceful_shutdown=3,  # open event streams must not hold a restart
+    )

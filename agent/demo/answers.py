@@ -1,0 +1,281 @@
+"""The demo model's words: short summaries of tool results, questions and help, in Russian or
+English, always labelled as the demo model."""
+
+# ruff: noqa: RUF001  (Russian words in patterns and answers are intended)
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+LABEL = "[demo model] "
+MAX_LINES = 5
+
+HELP = {
+    "en": (
+        "I am the built-in offline demo model (no LLM is configured), so I understand a few "
+        "kinds of requests:\n"
+        '- find dashboards: "show dashboards with validation problems"\n'
+        '- one dashboard: "dashboard 42", "why is dashboard 17 failing?"\n'
+        '- changes: "create a branch for it", "commit to the branch", '
+        '"deploy dashboard 42 to production" (asks for confirmation)\n'
+        '- data: "list tables in sample", "columns of sample.orders", '
+        '"sql: select ... from ...", "apply migration 20261101_inventory_snapshots on sample"\n'
+        '- files, logs, knowledge: "list files", "read file exports/sales_2026_10.csv", '
+        '"show error logs", "how do I deploy a dashboard?"'
+    ),
+    "ru": (
+        "Я встроенная офлайн-демо-модель (LLM не настроена) и понимаю несколько видов "
+        "запросов:\n"
+        "- поиск: «покажи дашборды с проблемами валидации»\n"
+        "- один дашборд: «дашборд 42», «почему дашборд 17 падает?»\n"
+        "- изменения: «создай ветку для него», «закоммить в ветку», "
+        "«задеплой дашборд 42 в прод» (с подтверждением)\n"
+        "- данные: «покажи таблицы в sample», «колонки sample.orders», "
+        "«sql: select ... from ...», «примени миграцию 20261101_inventory_snapshots к sample»\n"
+        "- файлы, логи, знания: «покажи файлы», «логи ошибок», «как задеплоить дашборд?»"
+    ),
+}
+
+QUESTIONS = {
+    "dashboard": (
+        'Which dashboard? Name it by id, e.g. "dashboard 42".',
+        "Какой дашборд? Укажите номер, например «дашборд 42».",
+    ),
+    "branch": (
+        'Which branch? Create one first ("create a branch for dashboard 42") or name '
+        'it, e.g. "commit to branch 3".',
+        "Какая ветка? Сначала создайте её («создай ветку для дашборда 42») или укажите "
+        "номер: «закоммить в ветку 3».",
+    ),
+    "migration": (
+        'Which migration? e.g. "apply migration 20261101_inventory_snapshots on sample".',
+        "Какую миграцию? Например «примени миграцию 20261101_inventory_snapshots к sample».",
+    ),
+    "sql": (
+        'Send the query itself, e.g. "sql: select * from orders".',
+        "Пришлите сам запрос, например «sql: select * from orders».",
+    ),
+    "table": (
+        'Which table? e.g. "columns of sample.orders".',
+        "Какая таблица? Например «колонки sample.orders».",
+    ),
+}
+
+
+def help_text(lang: str) -> str:
+    return LABEL + HELP[lang]
+
+
+def question(topic: str, lang: str) -> str:
+    english, russian = QUESTIONS[topic]
+    return LABEL + (russian if lang == "ru" else english)
+
+
+def _t(lang: str, en: str, ru: str) -> str:
+    return ru if lang == "ru" else en
+
+
+def _lines(items: list[Any], render: Callable[[Any], str]) -> str:
+    shown = [f"- {render(item)}" for item in items[:MAX_LINES]]
+    more = len(items) - MAX_LINES
+    return "\n".join(shown + ([f"- … (+{more})"] if more > 0 else []))
+
+
+def _label(item: Any) -> str:
+    if not isinstance(item, dict):
+        return str(item)
+    for key in ("name", "key", "title", "message", "id"):
+        if key in item:
+            return str(item[key])
+    return json.dumps(item, ensure_ascii=False)[:120]
+
+
+def _dashboards(body: dict[str, Any], lang: str) -> str:
+    items = body.get("items", [])
+    if not items:
+        return _t(lang, "No dashboards match.", "Подходящих дашбордов нет.")
+    head = _t(
+        lang,
+        f"Found {body.get('total', len(items))} dashboard(s):",
+        f"Найдено дашбордов: {body.get('total', len(items))}.",
+    )
+    return (
+        head
+        + "\n"
+        + _lines(items, lambda d: f"#{d.get('id')} {d.get('title')} — {d.get('status')}")
+    )
+
+
+def _dashboard(body: dict[str, Any], lang: str) -> str:
+    charts, branches = len(body.get("charts", [])), len(body.get("branches", []))
+    return _t(
+        lang,
+        f'Dashboard #{body.get("id")} "{body.get("title")}" (owner {body.get("owner")}): '
+        f"status {body.get('status')}, {charts} chart(s), {branches} branch(es).",
+        f"Дашборд #{body.get('id')} «{body.get('title')}» (владелец {body.get('owner')}): "
+        f"статус {body.get('status')}, графиков: {charts}, веток: {branches}.",
+    )
+
+
+def _health(body: dict[str, Any], lang: str) -> str:
+    run = body.get("latest_run") or {}
+    bad = [c for c in run.get("charts", []) if c.get("status") != "ok"]
+    head = _t(
+        lang,
+        f"Dashboard #{body.get('dashboard_id')} is {body.get('status')}.",
+        f"Дашборд #{body.get('dashboard_id')}: статус {body.get('status')}.",
+    )
+    if not bad:
+        return head + " " + _t(lang, "No chart problems found.", "Проблем в графиках нет.")
+    lines = _lines(
+        bad,
+        lambda c: (
+            f"{c.get('chart_title') or c.get('chart_key')}: {c.get('status')} — {c.get('message')}"
+        ),
+    )
+    return head + " " + _t(lang, "Problem charts:", "Проблемные графики:") + "\n" + lines
+
+
+def _branch(body: dict[str, Any], lang: str) -> str:
+    return _t(
+        lang,
+        f'Created branch "{body.get("name")}" (id {body.get("id")}) '
+        f"of dashboard #{body.get('dashboard_id')}.",
+        f"Создана ветка «{body.get('name')}» (id {body.get('id')}) "
+        f"дашборда #{body.get('dashboard_id')}.",
+    )
+
+
+def _commit(body: dict[str, Any], lang: str) -> str:
+    return _t(
+        lang,
+        f"Committed to branch {body.get('branch_id')}: version {body.get('version_id')} "
+        f'"{body.get("message")}", {body.get("chart_count")} chart(s).',
+        f"Закоммичено в ветку {body.get('branch_id')}: версия {body.get('version_id')} "
+        f"«{body.get('message')}», графиков: {body.get('chart_count')}.",
+    )
+
+
+def _deploy(body: dict[str, Any], lang: str) -> str:
+    status = (body.get("validation") or {}).get("status", "unknown")
+    return _t(
+        lang,
+        f"Deployed dashboard #{body.get('dashboard_id')} ({body.get('ref')}) to "
+        f"{body.get('environment')}: version {body.get('version_id')}, validation {status}.",
+        f"Дашборд #{body.get('dashboard_id')} ({body.get('ref')}) развёрнут в "
+        f"{body.get('environment')}: версия {body.get('version_id')}, "
+        f"проверка: {status}.",
+    )
+
+
+def _listing(what_en: str, what_ru: str) -> Callable[[dict[str, Any], str], str]:
+    def render(body: dict[str, Any], lang: str) -> str:
+        items = body.get("items", body.get("rows", []))
+        head = _t(
+            lang,
+            f"{what_en}: {body.get('total', len(items))}.",
+            f"{what_ru}: {body.get('total', len(items))}.",
+        )
+        return head + ("\n" + _lines(items, _label) if items else "")
+
+    return render
+
+
+def _tables(body: dict[str, Any], lang: str) -> str:
+    if "datasources" in body:
+        sources = body["datasources"]
+        return (
+            _t(lang, "Datasources:", "Источники данных:")
+            + "\n"
+            + _lines(sources, lambda s: f"{s.get('name')}: {', '.join(s.get('tables', [])) or '—'}")
+        )
+    names = ", ".join(_label(t) for t in body.get("items", []))
+    return _t(
+        lang,
+        f"Tables in {body.get('datasource')}: {names}.",
+        f"Таблицы в {body.get('datasource')}: {names}.",
+    )
+
+
+def _columns(body: dict[str, Any], lang: str) -> str:
+    cols = ", ".join(f"{c.get('name')} {c.get('type')}" for c in body.get("items", []))
+    return _t(
+        lang,
+        f"{body.get('datasource')}.{body.get('table')} columns: {cols}.",
+        f"Колонки {body.get('datasource')}.{body.get('table')}: {cols}.",
+    )
+
+
+def _migration(body: dict[str, Any], lang: str) -> str:
+    return _t(
+        lang,
+        f"Migration {body.get('id')} on {body.get('datasource')}: {body.get('status')}.",
+        f"Миграция {body.get('id')} в {body.get('datasource')}: {body.get('status')}.",
+    )
+
+
+def _sql(body: dict[str, Any], lang: str) -> str:
+    rows, columns = body.get("rows", []), body.get("columns", [])
+    head = _t(
+        lang,
+        f"The query returned {body.get('row_count', len(rows))} row(s); columns: ",
+        f"Запрос вернул строк: {body.get('row_count', len(rows))}; колонки: ",
+    )
+    return head + ", ".join(map(str, columns)) + ("\n" + _lines(rows, str) if rows else "")
+
+
+def _file(body: dict[str, Any], lang: str) -> str:
+    content = str(body.get("content", ""))
+    preview = content[:300] + ("…" if len(content) > 300 else "")
+    return _t(lang, f"File {body.get('key')}:", f"Файл {body.get('key')}:") + "\n" + preview
+
+
+def _generic(body: Any, lang: str) -> str:
+    text = json.dumps(body, ensure_ascii=False, default=str)
+    return _t(lang, "Result: ", "Результат: ") + text[:400]
+
+
+SUMMARIES: dict[str, Callable[[dict[str, Any], str], str]] = {
+    "search_dashboards": _dashboards,
+    "get_dashboard": _dashboard,
+    "dashboard_health": _health,
+    "create_branch": _branch,
+    "commit_changes": _commit,
+    "deploy_dashboard": _deploy,
+    "execute_migration": _migration,
+    "list_tables": _tables,
+    "get_table_schema": _columns,
+    "execute_sql": _sql,
+    "list_files": _listing("Files", "Файлов"),
+    "read_file": _file,
+    "lookup_knowledge": _listing("Articles found", "Найдено статей"),
+    "query_logs": _listing("Log entries", "Записей в логах"),
+}
+
+
+def summary(tool: str, content: str, *, failed: bool, lang: str) -> str:
+    """One tool result in a sentence or a few lines (without the label)."""
+    try:
+        body = json.loads(content)
+    except ValueError:
+        body = None
+    if body is None and content.startswith("User rejected"):
+        return _t(
+            lang,
+            f"You rejected {tool}, so nothing was changed.",
+            f"Вы отклонили {tool}, ничего не изменено.",
+        )
+    if body is None and not failed:
+        return f"{tool}: {content[:400]}"
+    if failed or body is None or (isinstance(body, dict) and "error" in body):
+        error = body.get("error") if isinstance(body, dict) else None
+        if isinstance(error, dict):
+            detail = f"{error.get('code', 'ERROR')}: {error.get('message', '')}"
+        else:
+            detail = str(error or content)[:400]
+        return _t(lang, f"{tool} failed ({detail}).", f"{tool} не выполнен ({detail}).")
+    render = SUMMARIES.get(tool)
+    if render is None or not isinstance(body, dict):
+        return _generic(body, lang)
+    return render(body, lang)

@@ -1,0 +1,136 @@
+"""What the demo model reads from a conversation: the new request and what earlier turns
+established (the dashboard "it" refers to, branches created)."""
+
+# ruff: noqa: RUF001  (Russian words in patterns and answers are intended)
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+DEFAULT_DATASOURCE = "sample"
+
+DASHBOARD_ID = re.compile(
+    r"(?:dashboards?|дашборд[а-яё]*|панел[а-яё]*)\s*(?:#|№|no\.?\s*|id\s*)?(\d{1,9})\b|#(\d{1,9})\b"
+)
+QUOTED = re.compile(r"[\"«“']([^\"»”']{1,200})[\"»”']")
+DOTTED_REF = re.compile(r"\b([a-z][\w-]{0,63})\.([a-z_][\w$]{0,127})\b", re.I)
+FILE_KEY = re.compile(r"(?<![\w/])([\w.-]+/[\w./-]*[\w-]|[\w-]+\.[a-z0-9]{2,5})(?![\w/])", re.I)
+SELECT = re.compile(r"\bselect\b[\s\S]+", re.I)
+DATASOURCE_AFTER = re.compile(
+    r"\b(?:datasource|source|database|db|on|in|from|to|for|источник[а-яё]*|базе|базы|на|в|из|к)"
+    r"\s+([a-z][\w-]{0,63})\b"
+)
+NOT_DATASOURCES = {
+    "the", "a", "an", "it", "its", "this", "that", "main", "production", "prod", "staging",
+    "dashboard", "dashboards", "branch", "table", "tables", "sql", "logs", "files",
+}  # fmt: skip
+
+
+def _has(pattern: str, text: str) -> bool:
+    return re.search(pattern, text) is not None
+
+
+@dataclass
+class Memory:
+    """What earlier turns established: the last dashboard mentioned and branches created."""
+
+    dashboard_id: int | None = None
+    branches: list[dict[str, Any]] = field(default_factory=list)
+    commits: int = 0
+
+
+def remember(messages: Sequence[BaseMessage]) -> Memory:
+    """Scan the conversation, oldest first, for dashboard ids, created branches and commits."""
+    memory = Memory()
+    for message in messages:
+        if isinstance(message, HumanMessage):
+            found = dashboard_ids(text_of(message))
+            memory.dashboard_id = found[-1] if found else memory.dashboard_id
+        elif isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                if isinstance(call["args"].get("dashboard_id"), int):
+                    memory.dashboard_id = call["args"]["dashboard_id"]
+                memory.commits += call["name"] == "commit_changes"
+        elif isinstance(message, ToolMessage) and message.name == "create_branch":
+            body = parse_json(message)
+            if isinstance(body, dict) and "id" in body:
+                memory.branches.append(body)
+    return memory
+
+
+def text_of(message: BaseMessage) -> str:
+    """The text parts of a message's content."""
+    if isinstance(message.content, str):
+        return message.content
+    parts = [p.get("text", "") if isinstance(p, dict) else str(p) for p in message.content]
+    return " ".join(part for part in parts if part)
+
+
+def parse_json(message: BaseMessage) -> Any:
+    try:
+        return json.loads(text_of(message))
+    except ValueError:
+        return None
+
+
+def dashboard_ids(text: str) -> list[int]:
+    return [int(a or b) for a, b in DASHBOARD_ID.findall(text.lower())]
+
+
+def is_russian(text: str) -> bool:
+    return _has(r"[а-яё]", text.lower())
+
+
+@dataclass(frozen=True)
+class Request:
+    """One user message as routing sees it."""
+
+    raw: str
+    text: str  # lowercased
+    memory: Memory
+
+    @property
+    def explicit_id(self) -> int | None:
+        found = dashboard_ids(self.raw)
+        return found[-1] if found else None
+
+    @property
+    def dashboard_id(self) -> int | None:
+        """The dashboard named here, else the last one the conversation mentioned ("it")."""
+        return self.explicit_id or self.memory.dashboard_id
+
+    @property
+    def quoted(self) -> str | None:
+        match = QUOTED.search(self.raw)
+        return match.group(1).strip() if match else None
+
+    def datasource(self, text: str | None = None) -> str | None:
+        """A datasource named in `text` (default: the whole message), e.g. "in sample"."""
+        for name in DATASOURCE_AFTER.findall(self.text if text is None else text):
+            if name not in NOT_DATASOURCES:
+                return str(name)
+        return None
+
+
+@dataclass(frozen=True)
+class Call:
+    """A routed tool call, or a question back to the user when an argument is missing."""
+
+    name: str
+    args: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Ask:
+    """The model needs one more detail; `topic` selects the question."""
+
+    topic: str
+
+
+Route = Call | Ask | None
+Rule = Callable[[Request], Route]

@@ -1,0 +1,235 @@
+"""Routing rules, tried in order: the first that matches a request picks the tool and its args."""
+
+# ruff: noqa: RUF001  (Russian words in patterns and answers are intended)
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from agent.demo.request import (
+    DEFAULT_DATASOURCE,
+    DOTTED_REF,
+    FILE_KEY,
+    SELECT,
+    Ask,
+    Call,
+    Request,
+    Route,
+    Rule,
+)
+
+PROBLEMS = r"problem|fail|broken|invalid|validat|error|issue|проблем|ошиб|слома|пада|валид"
+HEALTH = PROBLEMS + r"|health|why|status|здоров|почему|статус|состояни"
+PRONOUN = r"\b(it|its|this|that|него|нему|он|его|этот|этого|ним)\b"
+REF_AFTER = re.compile(
+    r"\b(?:ref|branch|version|ветк[аиуео]|версию?)\s+[\"«]?([a-z0-9][\w./-]{0,127})", re.I
+)
+NAME_AFTER = re.compile(
+    r"\b(?:named|called|name|названием|именем|имя)\s+[\"«]?([a-z][\w./-]{0,63})", re.I
+)
+QUERY_AFTER = re.compile(
+    r"\b(?:about|named|called|titled|matching|for|про|об?|по|названием)\s+([\w\s-]{2,60}?)\s*[?.!]*$"
+)
+
+
+def _has(pattern: str, text: str) -> bool:
+    return re.search(pattern, text) is not None
+
+
+def _last_branch(req: Request, dashboard_id: int | None) -> dict[str, Any] | None:
+    for branch in reversed(req.memory.branches):
+        if dashboard_id is None or branch.get("dashboard_id") == dashboard_id:
+            return branch
+    return None
+
+
+def deploy(req: Request) -> Route:
+    if not _has(r"\bdeploy|деплой|задеплой|развер|выкат|опубликуй", req.text):
+        return None
+    dashboard_id = req.dashboard_id
+    if dashboard_id is None:
+        return Ask("dashboard")
+    environment = "production" if _has(r"prod|продакш|\bпрод\b|боев", req.text) else "staging"
+    explicit = REF_AFTER.search(req.raw)
+    branch = _last_branch(req, dashboard_id)
+    if explicit and explicit.group(1).lower() not in {"to", "in", "на", "в"}:
+        ref = explicit.group(1)
+    elif _has(r"\bmain\b|основн|мейн", req.text) or branch is None:
+        ref = "main"
+    else:
+        ref = str(branch["name"])
+    return Call(
+        "deploy_dashboard", {"dashboard_id": dashboard_id, "ref": ref, "environment": environment}
+    )
+
+
+def migration(req: Request) -> Route:
+    if not _has(r"migrat|миграц", req.text):
+        return None
+    found = re.search(r"\b(\d{8}_[a-z0-9_]{1,100})\b", req.text)
+    if found is None:
+        return Ask("migration")
+    datasource = req.datasource() or DEFAULT_DATASOURCE
+    return Call("execute_migration", {"datasource": datasource, "migration_id": found.group(1)})
+
+
+def commit(req: Request) -> Route:
+    if not _has(r"\bcommit|коммит", req.text):
+        return None
+    explicit = re.search(r"(?:branch|ветк[а-яё]*)\s*#?(\d+)", req.text)
+    branch = _last_branch(req, req.dashboard_id)
+    if explicit is None and branch is None:
+        return Ask("branch")
+    branch_id = int(explicit.group(1)) if explicit else int(branch["id"]) if branch else 0
+    key = f"demo-{req.memory.commits + 1}"
+    chart = {
+        "key": key,
+        "title": req.quoted or "Demo chart",
+        "type": "number",
+        "datasource": DEFAULT_DATASOURCE,
+        "sql": "SELECT 1 AS value",
+        "expected_columns": ["value"],
+    }
+    message = req.quoted or "Add a demo chart"
+    changes = [{"op": "add", "chart": chart}]
+    return Call("commit_changes", {"branch_id": branch_id, "message": message, "changes": changes})
+
+
+def branch(req: Request) -> Route:
+    if not _has(r"\bbranch|ветк", req.text):
+        return None
+    if not _has(r"creat|\bnew\b|make|start|созда|нов|сдела|завед|открой", req.text):
+        return None
+    dashboard_id = req.dashboard_id
+    if dashboard_id is None:
+        return Ask("dashboard")
+    named = NAME_AFTER.search(req.raw)
+    name = named.group(1) if named else f"demo-{dashboard_id}-{uuid.uuid4().hex[:6]}"
+    return Call("create_branch", {"dashboard_id": dashboard_id, "name": name})
+
+
+def sql(req: Request) -> Route:
+    found = SELECT.search(req.raw)
+    if found and (
+        _has(r"\bfrom\b|\bsql\b|query|запрос", req.text) or req.text.startswith("select")
+    ):
+        query = found.group(0).strip().strip("`").rstrip(";").strip()
+        datasource = req.datasource(req.text[: found.start()]) or DEFAULT_DATASOURCE
+        return Call("execute_sql", {"datasource": datasource, "query": query})
+    return Ask("sql") if _has(r"\bsql\b|запрос", req.text) else None
+
+
+def columns(req: Request) -> Route:
+    if not _has(r"column|schema|колонк|столбц|схем|структур|\bполя\b", req.text):
+        return None
+    ref = DOTTED_REF.search(req.raw)
+    if ref:
+        return Call("get_table_schema", {"table_ref": f"{ref.group(1)}.{ref.group(2)}"})
+    table = re.search(r"(?:table|таблиц[а-яё]*)\s+[\"«]?([a-z_][\w$]*)", req.text)
+    if table is None:
+        return Ask("table")
+    datasource = req.datasource() or DEFAULT_DATASOURCE
+    return Call("get_table_schema", {"table_ref": f"{datasource}.{table.group(1)}"})
+
+
+def tables(req: Request) -> Route:
+    if not _has(r"\btables?\b|таблиц", req.text):
+        return None
+    datasource = req.datasource()
+    return Call("list_tables", {"datasource": datasource} if datasource else {})
+
+
+def logs(req: Request) -> Route:
+    if not _has(r"\blogs?\b|\bлог|журнал", req.text):
+        return None
+    args: dict[str, Any] = {"query": req.quoted, "dashboard_id": req.explicit_id}
+    if _has(r"error|ошиб", req.text):
+        args["level"] = "error"
+    elif _has(r"warn|предупр", req.text):
+        args["level"] = "warning"
+    now = datetime.now(UTC)
+    if _has(r"last hour|past hour|за (последний )?час", req.text):
+        args["since"] = (now - timedelta(hours=1)).isoformat()
+    elif _has(r"today|сегодня", req.text):
+        args["since"] = now.replace(hour=0, minute=0, second=0, microsecond=0).isoformat()
+    return Call("query_logs", {k: v for k, v in args.items() if v is not None})
+
+
+def files(req: Request) -> Route:
+    if not _has(r"\bfiles?\b|файл|storage|хранилищ|\bs3\b|\bread\b|прочитай", req.text):
+        return None
+    key = FILE_KEY.search(req.raw)
+    if key and not key.group(1).endswith("/"):
+        return Call("read_file", {"key": key.group(1)})
+    prefix = re.search(r"(?<![\w/])([\w.-]+/)", req.raw)
+    return Call("list_files", {"prefix": prefix.group(1)} if prefix else {})
+
+
+def dashboard(req: Request) -> Route:
+    if req.explicit_id is not None:
+        name = "dashboard_health" if _has(HEALTH, req.text) else "get_dashboard"
+        return Call(name, {"dashboard_id": req.explicit_id})
+    pronoun = _has(PRONOUN, req.text) and not _has(r"dashboards|дашборды|дашбордов", req.text)
+    if pronoun and req.memory.dashboard_id and _has(HEALTH, req.text):
+        return Call("dashboard_health", {"dashboard_id": req.memory.dashboard_id})
+    return None
+
+
+def search(req: Request) -> Route:
+    if not _has(r"dashboard|дашборд|панел|search|find|\blist\b|найди|поиск|покажи", req.text):
+        return None
+    args: dict[str, Any] = {}
+    if _has(PROBLEMS, req.text):
+        args["status"] = "failing"
+    elif _has(r"warning|предупрежд", req.text):
+        args["status"] = "warning"
+    elif _has(r"healthy|\bok\b|working|исправн|рабоч|в порядке", req.text):
+        args["status"] = "ok"
+    named = QUERY_AFTER.search(req.text)
+    query = req.quoted or (named.group(1).strip() if named and not args else None)
+    if query and not _has(r"^(it|them|me|us|него|них|меня)$", query):
+        args["query"] = query
+    return Call("search_dashboards", args)
+
+
+def howto(req: Request) -> Route:
+    """A how-to question ("how do I...", "что такое...") goes to the knowledge base first."""
+    question = r"^(how (do|does|to|can|should)|what (is|are|does)|what's|explain|why do|как\b)"
+    if req.explicit_id is not None or not _has(question, req.text):
+        return None
+    return Call("lookup_knowledge", {"query": req.raw.strip()[:500]})
+
+
+def knowledge(req: Request) -> Route:
+    topics = r"knowledge|runbook|\bdocs?\b|documentation|article|что такое|объясни|документац"
+    if not _has(topics + r"|стать|база знаний|инструкц", req.text):
+        return None
+    return Call("lookup_knowledge", {"query": req.raw.strip()[:500]})
+
+
+RULES: tuple[Rule, ...] = (
+    howto,
+    deploy,
+    migration,
+    commit,
+    branch,
+    sql,
+    columns,
+    tables,
+    logs,
+    files,
+    dashboard,
+    knowledge,
+    search,
+)
+
+
+def route(req: Request) -> Route:
+    """The first rule's answer for `req`; None when nothing matches (the model shows help)."""
+    for rule in RULES:
+        routed = rule(req)
+        if routed is not None:
+            return routed
+    return None

@@ -1,0 +1,190 @@
+"""The built-in offline demo model, used when LLM_API_BASE is unset: a deterministic chat model
+that routes common Russian and English requests to the agent's tools, summarises their results,
+and says it is a demo model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+    UsageMetadata,
+)
+from langchain_core.messages.tool import tool_call_chunk
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from agent.demo import answers
+from agent.demo.request import Request, is_russian, remember, text_of
+from agent.demo.routes import Ask, Call, route
+
+CHUNK = re.compile(r"\S+\s*|\s+")
+
+
+def _tool_call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:24]}"
+
+
+def _last_human(messages: Sequence[BaseMessage]) -> int | None:
+    return next(
+        (i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], HumanMessage)),
+        None,
+    )
+
+
+def _tool_name(tool: Any) -> str:
+    if isinstance(tool, BaseTool):
+        return tool.name
+    return str(convert_to_openai_tool(tool)["function"]["name"])
+
+
+class DemoChatModel(BaseChatModel):
+    """A deterministic stand-in for an LLM: one tool call per request, then a short summary."""
+
+    words_per_chunk: int = 3
+    """How many words each streamed text chunk carries."""
+    chunk_delay_s: float = 0.0
+    """Pause between streamed chunks (0 in tests; a little makes a demo look alive)."""
+    tool_names: tuple[str, ...] | None = None
+    """The tools bound with bind_tools; None until bound (then every routed tool is allowed)."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "agent-chat-demo"
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """A copy that only calls the named tools (routing falls back to help for others)."""
+        return self.model_copy(update={"tool_names": tuple(_tool_name(t) for t in tools)})
+
+    def respond(self, messages: Sequence[BaseMessage]) -> AIMessage:
+        """The whole answer to `messages`: a summary, a tool call, a question or help."""
+        human = _last_human(messages)
+        text = text_of(messages[human]) if human is not None else ""
+        lang = "ru" if is_russian(text) else "en"
+        if messages and isinstance(messages[-1], ToolMessage):
+            return AIMessage(content=self._summarise(messages, lang))
+        routed = route(Request(raw=text, text=text.lower(), memory=remember(messages[:human])))
+        if isinstance(routed, Ask):
+            return AIMessage(content=answers.question(routed.topic, lang))
+        if isinstance(routed, Call) and self._allowed(routed.name):
+            call = {"name": routed.name, "args": routed.args, "id": _tool_call_id()}
+            return AIMessage(content="", tool_calls=[{**call, "type": "tool_call"}])
+        return AIMessage(content=answers.help_text(lang))
+
+    def _allowed(self, name: str) -> bool:
+        return self.tool_names is None or name in self.tool_names
+
+    def _summarise(self, messages: Sequence[BaseMessage], lang: str) -> str:
+        results: list[ToolMessage] = []
+        for message in reversed(messages):
+            if not isinstance(message, ToolMessage):
+                break
+            results.insert(0, message)
+        lines = [
+            answers.summary(m.name or "tool", text_of(m), failed=m.status == "error", lang=lang)
+            for m in results
+        ]
+        return answers.LABEL + "\n\n".join(lines)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=self.respond(messages))])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return self._generate(messages)
+
+    def _chunks(self, messages: list[BaseMessage]) -> Iterator[AIMessageChunk]:
+        """The answer as streaming chunks: text a few words at a time, or one tool-call
+        chunk whose JSON arguments arrive in two deltas; usage on the last chunk."""
+        message = self.respond(messages)
+        if message.tool_calls:
+            call = message.tool_calls[0]
+            args = json.dumps(call["args"], ensure_ascii=False)
+            half = len(args) // 2
+            yield AIMessageChunk(
+                content="",
+                tool_call_chunks=[
+                    tool_call_chunk(name=call["name"], args=args[:half], id=call["id"], index=0)
+                ],
+            )
+            yield AIMessageChunk(
+                content="",
+                tool_call_chunks=[tool_call_chunk(args=args[half:], index=0)],
+                usage_metadata=self._usage(messages, args),
+            )
+            return
+        words = CHUNK.findall(str(message.content))
+        for start in range(0, len(words), self.words_per_chunk):
+            piece = "".join(words[start : start + self.words_per_chunk])
+            last = start + self.words_per_chunk >= len(words)
+            usage = self._usage(messages, str(message.content)) if last else None
+            yield AIMessageChunk(content=piece, usage_metadata=usage)
+
+    @staticmethod
+    def _usage(messages: list[BaseMessage], output: str) -> UsageMetadata:
+        """Rough token counts (4 characters a token), so budgets see plausible usage."""
+        input_tokens = sum(len(text_of(m)) for m in messages) // 4 + 1
+        output_tokens = len(output) // 4 + 1
+        return {
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "total_tokens": input_tokens + output_tokens,
+        }
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        for message in self._chunks(messages):
+            chunk = ChatGenerationChunk(message=message)
+            if run_manager:
+                run_manager.on_llm_new_token(str(message.content), chunk=chunk)
+            yield chunk
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        for index, message in enumerate(self._chunks(messages)):
+            if index and self.chunk_delay_s:
+                await asyncio.sleep(self.chunk_delay_s)
+            chunk = ChatGenerationChunk(message=message)
+            if run_manager:
+                await run_manager.on_llm_new_token(str(message.content), chunk=chunk)
+            yield chunk

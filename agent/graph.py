@@ -1,0 +1,123 @@
+"""The agent: `create_agent` with our tools, middleware and the Postgres checkpointer."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    HumanInTheLoopMiddleware,
+    InterruptOnConfig,
+    ModelCallLimitMiddleware,
+    ToolCallLimitMiddleware,
+)
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import ToolCall
+from langchain_core.tools import BaseTool
+from langchain_openai import ChatOpenAI
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from agent.config import Settings
+from agent.context import Context
+from agent.demo_model import DemoChatModel
+from agent.middleware import LlmRetry, ModelInput, ToolErrors
+from agent.prompts import SYSTEM_PROMPT
+from agent.tools import CONFIRM_TOOLS, describe_call
+
+Agent = CompiledStateGraph[Any, Context, Any, Any]
+CHECKPOINT_POOL_SIZE = 10  # shared by every run of a process; 200 runs fit max_connections=100
+STEPS_PER_MODEL_CALL = 8  # graph steps one model call plus its tools and middleware can take
+
+
+def build_model(settings: Settings) -> BaseChatModel:
+    """ChatOpenAI on LLM_API_BASE; the offline demo model when it is unset."""
+    if not settings.llm_api_base:
+        return DemoChatModel()
+    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else "not-needed"
+    return ChatOpenAI(
+        base_url=settings.llm_api_base,
+        api_key=key,  # type: ignore[arg-type]
+        model=settings.model_name,
+        streaming=True,
+        stream_usage=True,
+        timeout=settings.llm.request_timeout_s,
+        max_retries=0,  # LlmRetry retries once, visibly
+    )
+
+
+def _describe(tool_call: ToolCall, state: Any, runtime: Runtime[Context]) -> str:
+    return describe_call(tool_call["name"], tool_call["args"])
+
+
+def middleware(settings: Settings) -> list[AgentMiddleware[Any, Context, Any]]:
+    """In order: confirmation first, so a paused call re-runs nothing before its pause."""
+    confirm: dict[str, bool | InterruptOnConfig] = {
+        name: InterruptOnConfig(allowed_decisions=["approve", "reject"], description=_describe)
+        for name in CONFIRM_TOOLS
+    }
+    return [
+        HumanInTheLoopMiddleware(interrupt_on=confirm, interrupt_mode="per_call"),
+        ToolErrors(),
+        ModelCallLimitMiddleware(run_limit=settings.agent.max_model_calls, exit_behavior="error"),
+        ToolCallLimitMiddleware(run_limit=settings.agent.max_tool_calls, exit_behavior="end"),
+        ModelInput(max_input_tokens=settings.llm.max_input_tokens),
+        LlmRetry(),
+    ]
+
+
+def build_agent(
+    settings: Settings,
+    *,
+    model: BaseChatModel,
+    tools: Sequence[BaseTool],
+    checkpointer: AsyncPostgresSaver | None,
+) -> Agent:
+    """The compiled agent graph; thread_id = conversation id, Context per run."""
+    return create_agent(
+        model,
+        list(tools),
+        system_prompt=SYSTEM_PROMPT,
+        middleware=middleware(settings),
+        checkpointer=checkpointer,
+        context_schema=Context,
+        name="agent",
+    )
+
+
+def recursion_limit(settings: Settings) -> int:
+    """Enough graph steps for the model-call budget; past it the run is out of budget."""
+    return (settings.agent.max_model_calls + 1) * STEPS_PER_MODEL_CALL
+
+
+def psycopg_url(url: str) -> str:
+    """A libpq URL from a SQLAlchemy-style one."""
+    for prefix in ("postgresql+asyncpg://", "postgresql+psycopg://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql://" + url[len(prefix) :]
+    return url
+
+
+@asynccontextmanager
+async def open_checkpointer(database_url: str) -> AsyncIterator[AsyncPostgresSaver]:
+    """AsyncPostgresSaver on a small pool; creates its tables (FR-027)."""
+    pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+        psycopg_url(database_url),
+        min_size=1,
+        max_size=CHECKPOINT_POOL_SIZE,
+        open=False,
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+    )
+    await pool.open(wait=True)
+    try:
+        saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+        await saver.setup()
+        yield saver
+    finally:
+        await pool.close()

@@ -1,0 +1,152 @@
+"""Confirmations: the interrupt payload <-> `confirm_required` metadata, decision checks, resume,
+and closing tool calls that will never get a result (rejected, cancelled).
+
+A decision is checked against the thread's checkpoint before anything resumes, so a bad or
+stale one never reaches the graph: no checkpoint -> CHECKPOINT_EXPIRED, no pending confirmation
+-> NO_PENDING_CONFIRMATION.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langgraph.types import Command, Interrupt, StateSnapshot
+
+Action = Literal["confirm", "reject"]
+ALLOWED: list[Action] = ["confirm", "reject"]
+DECISIONS: dict[str, dict[str, str]] = {"confirm": {"type": "approve"}, "reject": {"type": "reject"}}
+
+
+class ConfirmationError(Exception):
+    """A confirm/reject that cannot be applied; `code` is the stream error code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Pending:
+    """One tool call waiting for a person's decision."""
+
+    interrupt_id: str
+    tool: str
+    call_id: str
+    args: dict[str, Any]
+    description: str
+
+    @classmethod
+    def from_interrupt(cls, item: Interrupt) -> Pending | None:
+        value = item.value
+        if not isinstance(value, dict) or value.get("type") != "tool_approval":
+            return None
+        return cls(
+            interrupt_id=item.id,
+            tool=str(value["name"]),
+            call_id=str(value["tool_call_id"]),
+            args=dict(value.get("args") or {}),
+            description=str(value.get("description") or f"Run {value['name']}"),
+        )
+
+    def metadata(self, thread_id: str) -> dict[str, Any]:
+        """The stream's `confirm_required` metadata (CONTRACT.md)."""
+        return {
+            "type": "confirm_required",
+            "thread_id": thread_id,
+            "tool": self.tool,
+            "call_id": self.call_id,
+            "args": self.args,
+            "description": self.description,
+            "allowed": list(ALLOWED),
+        }
+
+
+def pending_of(snapshot: StateSnapshot) -> list[Pending]:
+    """The confirmations the thread waits for, oldest first."""
+    found = (Pending.from_interrupt(i) for i in snapshot.interrupts)
+    return [p for p in found if p is not None]
+
+
+def has_checkpoint(snapshot: StateSnapshot) -> bool:
+    return snapshot.created_at is not None and bool(snapshot.values)
+
+
+def resolve(snapshot: StateSnapshot, action: str) -> tuple[Pending, Command[Any]]:
+    """The pending call a decision answers and the Command that resumes it; raises if none."""
+    if action not in DECISIONS:
+        raise ConfirmationError("INVALID_INPUT", "action must be '', 'confirm' or 'reject'")
+    if not has_checkpoint(snapshot):
+        raise ConfirmationError(
+            "CHECKPOINT_EXPIRED", "This confirmation has expired: the conversation was cleared."
+        )
+    waiting = pending_of(snapshot)
+    if not waiting:
+        raise ConfirmationError("NO_PENDING_CONFIRMATION", "Nothing is waiting for confirmation.")
+    first = waiting[0]
+    return first, Command(resume={first.interrupt_id: dict(DECISIONS[action])})
+
+
+def decision_record(pending: Pending, action: str, *, reason: str | None = None) -> dict[str, Any]:
+    """The history entry (metadata type `decision`) that audits a person's decision."""
+    verb = "Confirmed" if action == "confirm" else "Rejected"
+    return {
+        "role": "user",
+        "content": f"{verb}: {pending.description}",
+        "metadata": {
+            "type": "decision",
+            "decision": action,
+            "tool": pending.tool,
+            "call_id": pending.call_id,
+            "args": pending.args,
+            **({"reason": reason} if reason else {}),
+        },
+    }
+
+
+def unanswered_calls(snapshot: StateSnapshot) -> tuple[AIMessage | None, list[ToolMessage]]:
+    """The last AI message with tool calls and the results it has (including pending writes)."""
+    messages: list[BaseMessage] = list((snapshot.values or {}).get("messages", []))
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        if isinstance(message, AIMessage):
+            results = [m for m in messages[i + 1 :] if isinstance(m, ToolMessage)]
+            return (message if message.tool_calls else None), results
+    return None, []
+
+
+def closing_messages(snapshot: StateSnapshot, *, reason: str) -> list[BaseMessage]:
+    """ToolMessages that give every open tool call of the last AI turn a result.
+
+    Results already produced are repeated with their ids (a no-op when stored, restored when
+    they were only pending writes of an interrupted step); the rest get an error result saying
+    `reason` ("cancelled" or "rejected"), so the next model call sees a valid history.
+    """
+    ai, results = unanswered_calls(snapshot)
+    if ai is None:
+        return []
+    answered = {m.tool_call_id for m in results}
+    missing = [c for c in ai.tool_calls if c["id"] not in answered]
+    if not missing:
+        return []
+    closing: list[BaseMessage] = list(results)
+    for call in missing:
+        content = {"error": {"code": reason.upper(), "message": _closing_text(reason)}}
+        closing.append(
+            ToolMessage(
+                content=json.dumps(content),
+                tool_call_id=call["id"],
+                name=call["name"],
+                status="error",
+            )
+        )
+    return closing
+
+
+def _closing_text(reason: str) -> str:
+    if reason == "rejected":
+        return "The person did not confirm this call; it was not executed. Do not retry it."
+    return "The person stopped the run; this call did not complete. Do not retry it unasked."

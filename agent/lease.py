@@ -1,0 +1,84 @@
+"""One run per conversation across replicas: a lease row in Postgres, taken and renewed
+through the backend (`PUT /api/agent/conversations/{id}/lease`), so no database connection is
+held for the length of a run. A process that dies stops renewing; its lease expires in seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import time
+import uuid
+
+from agent.backend_client import BackendClient, BackendError
+from agent.context import Context
+
+log = logging.getLogger(__name__)
+
+PROCESS_ID = f"{socket.gethostname()}:{os.getpid()}"
+RETRY_INTERVAL_S = 0.1
+
+
+class Busy(Exception):
+    """Another run holds the conversation."""
+
+
+class Lease:
+    """The run's hold on one conversation; renew it with `heartbeat()` and `release()` it."""
+
+    def __init__(self, client: BackendClient, context: Context, *, ttl_s: float) -> None:
+        self.client = client
+        self.context = context
+        self.ttl_s = ttl_s
+        self.holder = f"{PROCESS_ID}:{uuid.uuid4().hex[:12]}"[-128:]
+        self.lost = False
+        self._path = f"/api/agent/conversations/{context.conversation_id}/lease"
+        self._heartbeat: asyncio.Task[None] | None = None
+
+    async def _put(self) -> None:
+        await self.client.call(
+            self.context, "PUT", self._path, json={"holder": self.holder, "ttl_s": self.ttl_s}
+        )
+
+    async def acquire(self, *, wait_s: float = 0.0) -> None:
+        """Take the lease, retrying for up to `wait_s` while another run holds it; else Busy."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                await self._put()
+                break
+            except BackendError as exc:
+                if exc.status != 409:
+                    raise
+                if time.monotonic() >= deadline:
+                    raise Busy() from exc
+                await asyncio.sleep(RETRY_INTERVAL_S)
+        self._heartbeat = asyncio.create_task(self._renew(), name=f"lease {self.holder}")
+
+    async def _renew(self) -> None:
+        interval = max(self.ttl_s / 3, 0.5)
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self._put()
+            except BackendError as exc:
+                log.warning("lease renewal failed for %s: %s", self._path, exc)
+                if exc.status == 409:
+                    self.lost = True
+                    return
+
+    async def release(self) -> None:
+        """Stop renewing and give the conversation back (best effort: it expires anyway)."""
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._heartbeat
+        try:
+            await self.client.call(
+                self.context, "DELETE", self._path, params={"holder": self.holder}, timeout=5
+            )
+        except BackendError as exc:
+            log.warning("lease release failed for %s: %s", self._path, exc)

@@ -1,0 +1,165 @@
+"""Agent middleware of our own: safe tool errors, the model-input budget, and the LLM retry.
+
+The library's HumanInTheLoopMiddleware and call-limit middleware are assembled in graph.py.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import openai
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import ToolCallRequest
+from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
+from langgraph.errors import GraphBubbleUp
+from langgraph.types import Command
+from pydantic import ValidationError
+
+from agent.backend_client import BackendError
+from agent.context import Context
+from agent.prompts import focus_note
+from agent.trim import fit_to_budget, message_tokens
+
+log = logging.getLogger(__name__)
+
+MAX_ERROR_CHARS = 300
+RETRY_EVENT = {"type": "model_retry"}  # custom stream event: drop the text of the failed attempt
+
+
+class LlmError(Exception):
+    """The model failed (5xx, timeout, malformed output) and one retry did not help."""
+
+
+def tool_error(request: ToolCallRequest, code: str, message: str) -> ToolMessage:
+    """The error observation the model sees: a stable code and a short, safe message."""
+    call = request.tool_call
+    return ToolMessage(
+        content=json.dumps({"error": {"code": code, "message": message}}),
+        name=call["name"],
+        tool_call_id=call["id"],
+        status="error",
+    )
+
+
+def _safe_backend_message(exc: BackendError, context: Any) -> tuple[str, str]:
+    if exc.status == 403:
+        roles = ", ".join(context.roles) if isinstance(context, Context) else "unknown"
+        detail = exc.message.rstrip(".") if exc.message else "not allowed"
+        return "FORBIDDEN", f"Permission denied: {detail} (the user's roles: {roles})."
+    if exc.status >= 500:
+        return exc.code or "BACKEND_ERROR", "The platform could not complete this; try later."
+    message = exc.message[:MAX_ERROR_CHARS]
+    token = getattr(context, "user_token", None)
+    if token and token in message:
+        message = message.replace(token, "[redacted]")
+    return exc.code or "BACKEND_ERROR", message
+
+
+class ToolErrors(AgentMiddleware[Any, Context, Any]):
+    """Turn tool failures into error ToolMessages; never run a tool the model made up."""
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        name = request.tool_call["name"]
+        if request.tool is None:
+            return tool_error(request, "UNKNOWN_TOOL", f"There is no tool named {name!r}.")
+        try:
+            result = await handler(request)
+        except GraphBubbleUp:
+            raise  # interrupts (confirmations) must reach the graph untouched
+        except BackendError as exc:
+            return tool_error(request, *_safe_backend_message(exc, request.runtime.context))
+        except ValidationError as exc:
+            fields = ", ".join(".".join(map(str, e["loc"])) for e in exc.errors()[:5])
+            return tool_error(request, "INVALID_ARGUMENTS", f"Invalid arguments: {fields}")
+        except Exception:
+            # Anything else is our bug, not the model's: log the stack here, show a safe line.
+            log.exception("tool %s failed", name)
+            return tool_error(request, "TOOL_FAILED", f"The tool {name} failed unexpectedly.")
+        if isinstance(result, ToolMessage) and result.status == "error":
+            if not _is_error_json(result.content):
+                text = str(result.content)[:MAX_ERROR_CHARS]
+                return tool_error(request, "INVALID_ARGUMENTS", text)
+        return result
+
+
+def _is_error_json(content: Any) -> bool:
+    try:
+        return isinstance(json.loads(content), dict) and "error" in json.loads(content)
+    except (TypeError, ValueError):
+        return False
+
+
+class ModelInput(AgentMiddleware[Any, Context, Any]):
+    """Add who/what the person is looking at to the system prompt; fit the input to a budget.
+
+    Only the request is changed; the stored conversation stays whole (Story 4.2).
+    """
+
+    def __init__(self, *, max_input_tokens: int) -> None:
+        super().__init__()
+        self.max_input_tokens = max_input_tokens
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Context],
+        handler: Callable[[ModelRequest[Context]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        system = request.system_message
+        context = request.runtime.context
+        if isinstance(context, Context):
+            extra = f"\nThe person's roles: {', '.join(context.roles) or 'none'}."
+            extra += focus_note(context.focus)
+            system = SystemMessage(content=f"{system.text if system else ''}{extra}")
+        budget = self.max_input_tokens - (message_tokens([system]) if system else 0)
+        messages = fit_to_budget(list(request.messages), max(budget, 200))
+        return await handler(request.override(messages=messages, system_message=system))
+
+
+def _retryable(exc: openai.APIError) -> bool:
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code >= 500 or exc.status_code == 429
+    return isinstance(exc, openai.APITimeoutError | openai.APIConnectionError)
+
+
+def _malformed(response: ModelResponse[Any]) -> bool:
+    return any(isinstance(m, AIMessage) and m.invalid_tool_calls for m in response.result)
+
+
+class LlmRetry(AgentMiddleware[Any, Context, Any]):
+    """Retry a failed model call once (5xx, 429, timeout, malformed tool call), then LlmError."""
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Context],
+        handler: Callable[[ModelRequest[Context]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        for attempt in (1, 2):
+            try:
+                response = await handler(request)
+            except openai.APIError as exc:
+                if attempt == 2 or not _retryable(exc):
+                    raise LlmError(_describe(exc)) from exc
+                log.warning("model call failed (%s); retrying once", type(exc).__name__)
+            else:
+                if not _malformed(response):
+                    return response
+                if attempt == 2:
+                    raise LlmError("The model returned a malformed tool call twice.")
+                log.warning("model returned a malformed tool call; retrying once")
+            request.runtime.stream_writer(RETRY_EVENT)
+        raise AssertionError("unreachable")
+
+
+def _describe(exc: openai.APIError) -> str:
+    if isinstance(exc, openai.APIStatusError):
+        return f"The language model answered with an error (HTTP {exc.status_code})."
+    if isinstance(exc, openai.APITimeoutError):
+        return "The language model did not answer in time."
+    return "The language model could not be reached."

@@ -1,0 +1,260 @@
+"""This turn's assistant messages as the stream protocol shows them (CONTRACT.md), built from
+the agent's `messages`, `updates` and `custom` stream events.
+
+Every snapshot is a fresh list of fresh dicts: Gradio diffs each yielded value against the
+previous one, so nothing it holds may change afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolCall, ToolMessage
+
+from agent.hitl import Pending
+from agent.middleware import RETRY_EVENT
+from agent.tools import CONFIRM_TOOLS
+
+MAX_OUTPUT_CHARS = 50_000
+MIN_INTERVAL_S = 0.05  # at most ~20 updates a second per stream
+TITLES = {
+    "search_dashboards": "Searching dashboards",
+    "get_dashboard": "Reading the dashboard",
+    "dashboard_health": "Checking dashboard health",
+    "create_branch": "Creating a branch",
+    "commit_changes": "Committing changes",
+    "deploy_dashboard": "Deploying the dashboard",
+    "execute_migration": "Applying the migration",
+    "list_tables": "Listing tables",
+    "get_table_schema": "Reading the table schema",
+    "execute_sql": "Running a read-only query",
+    "list_files": "Listing files",
+    "read_file": "Reading a file",
+    "lookup_knowledge": "Searching the knowledge base",
+    "query_logs": "Searching the logs",
+}
+
+
+@dataclass
+class _Entry:
+    metadata: dict[str, Any]
+    parts: list[str] = field(default_factory=list)
+
+    @property
+    def content(self) -> str:
+        if len(self.parts) > 1:
+            self.parts[:] = ["".join(self.parts)]
+        return self.parts[0] if self.parts else ""
+
+
+class Turn:
+    """The assistant messages of one submit, updated in place as events arrive."""
+
+    def __init__(self, thread_id: str) -> None:
+        self.thread_id = thread_id
+        self.entries: list[_Entry] = []
+        self.version = 0
+        self.changed = asyncio.Event()
+        self.urgent = asyncio.Event()  # a card changed: show it now, do not coalesce
+        self.finished = False
+        self._text_open = False  # the last entry holds the text of an unfinished model call
+        self._text_id: str | None = None  # ... of this model call
+        self._cards: dict[str, int] = {}
+        self._calls: dict[str, ToolCall] = {}
+        self._started: dict[str, float] = {}
+
+    def _touch(self, *, urgent: bool = True) -> None:
+        self.version += 1
+        self.changed.set()
+        if urgent:
+            self.urgent.set()
+
+    def _add(self, content: str, metadata: dict[str, Any]) -> int:
+        self.entries.append(_Entry(metadata=metadata, parts=[content] if content else []))
+        self._text_open = False
+        self._touch()
+        return len(self.entries) - 1
+
+    def text(self, run_id: str | None, delta: str) -> None:
+        """Append streamed text of model call `run_id` (a new call starts a new message)."""
+        if not delta:
+            return
+        if not self._text_open or self._text_id != run_id:
+            self._add("", {})
+            self._text_open, self._text_id = True, run_id
+        self.entries[-1].parts.append(delta)
+        self._touch(urgent=False)
+
+    def drop_text(self) -> None:
+        """Forget the text of a model call that failed and is being retried."""
+        if self._text_open:
+            self.entries.pop()
+            self._text_open = False
+            self._touch()
+
+    def model_message(self, message: AIMessage) -> None:
+        """A finished model call: fix its text (if not streamed) and start its tool cards."""
+        if message.text and not (self._text_open and self._text_id == message.id):
+            self.text(message.id, message.text)
+        self._text_open = False
+        for call in message.tool_calls:
+            self._calls[call["id"] or ""] = call
+            if call["name"] not in CONFIRM_TOOLS:
+                self.tool_start(call)
+
+    def tool_start(self, call: ToolCall) -> None:
+        call_id = call["id"] or ""
+        self._calls[call_id] = call
+        self._started[call_id] = time.monotonic()
+        metadata = {
+            "type": "tool_start",
+            "tool": call["name"],
+            "call_id": call_id,
+            "input": call["args"],
+            "title": TITLES.get(call["name"], call["name"]),
+            "status": "pending",
+        }
+        self._cards[call_id] = self._add("", metadata)
+
+    def tool_result(self, message: ToolMessage) -> None:
+        """Turn the call's card into `tool_end` or `tool_error` (creating it if never shown)."""
+        call_id = message.tool_call_id
+        if call_id not in self._cards:
+            known = self._calls.get(call_id)
+            name = known["name"] if known else (message.name or "tool")
+            self.tool_start(ToolCall(name=name, args=known["args"] if known else {}, id=call_id))
+        index = self._cards[call_id]
+        base = dict(self.entries[index].metadata)
+        base.update(status="done", duration_ms=_elapsed_ms(self._started.get(call_id)))
+        if message.status == "error":
+            base.update(type="tool_error", error=_error_of(message))
+        else:
+            base.update(type="tool_end", output=_output_of(message.content))
+        self.entries[index] = _Entry(metadata=base)
+        self._text_open = False
+        self._touch()
+
+    def is_open(self, call_id: str) -> bool:
+        """Whether the call's card still shows it running."""
+        index = self._cards.get(call_id)
+        return index is not None and self.entries[index].metadata.get("status") == "pending"
+
+    def confirm(self, pending: Pending) -> None:
+        self._add(pending.description, pending.metadata(self.thread_id))
+
+    def error(self, code: str, message: str) -> None:
+        self._add(message, {"type": "error", "code": code, "message": message})
+
+    def notice(self, code: str, message: str) -> None:
+        self._add(message, {"type": "notice", "code": code, "message": message})
+
+    def finish(self) -> None:
+        self.finished = True
+        self.changed.set()
+        self.urgent.set()
+
+    def open_text(self) -> str:
+        """Text streamed by a model call that has not finished (lost if the run stops now)."""
+        return self.entries[-1].content if self._text_open else ""
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        return [
+            {"role": "assistant", "content": e.content, "metadata": dict(e.metadata)}
+            for e in self.entries
+        ]
+
+    def record(self) -> tuple[str, dict[str, Any]]:
+        """(content, metadata) of the history entry persisting this turn."""
+        parts = self.snapshot()
+        text = "\n\n".join(p["content"] for p in parts if not p["metadata"] and p["content"])
+        return text, {"parts": parts}
+
+
+def apply(turn: Turn, mode: str, data: Any) -> list[Pending]:
+    """Apply one agent stream event to `turn`; return confirmations it raised."""
+    if mode == "messages":
+        chunk, meta = data
+        if isinstance(chunk, AIMessageChunk) and meta.get("langgraph_node") == "model":
+            turn.text(chunk.id, chunk.text)
+    elif mode == "custom":
+        if data == RETRY_EVENT:
+            turn.drop_text()
+    elif mode == "updates":
+        return _apply_updates(turn, data)
+    return []
+
+
+def _apply_updates(turn: Turn, data: dict[str, Any]) -> list[Pending]:
+    pending: list[Pending] = []
+    for node, update in data.items():
+        if node == "__interrupt__":
+            pending.extend(p for p in map(Pending.from_interrupt, update) if p is not None)
+            continue
+        for message in _messages(update):
+            if isinstance(message, ToolMessage):
+                turn.tool_result(message)
+            elif isinstance(message, AIMessage) and node == "model":
+                turn.model_message(message)
+            elif isinstance(message, AIMessage) and node.startswith("ToolCallLimitMiddleware"):
+                turn.error("BUDGET_EXHAUSTED", "This request used up its tool-call budget.")
+    return pending
+
+
+def _messages(update: Any) -> Iterable[BaseMessage]:
+    if isinstance(update, dict):
+        messages = update.get("messages") or []
+        return [m for m in messages if isinstance(m, BaseMessage)]
+    return []
+
+
+def _elapsed_ms(started: float | None) -> int:
+    return 0 if started is None else int((time.monotonic() - started) * 1000)
+
+
+def _output_of(content: Any) -> Any:
+    text = content if isinstance(content, str) else json.dumps(content, default=str)
+    if len(text) > MAX_OUTPUT_CHARS:
+        return {"truncated": True, "preview": text[:MAX_OUTPUT_CHARS]}
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _error_of(message: ToolMessage) -> dict[str, str]:
+    if message.additional_kwargs.get("lc_source") == "hitl_interrupt_decision":
+        return {"code": "REJECTED", "message": "Not run: the person rejected this call."}
+    try:
+        error = json.loads(str(message.content))["error"]
+        return {"code": str(error["code"]), "message": str(error["message"])}
+    except (ValueError, KeyError, TypeError):
+        return {"code": "TOOL_ERROR", "message": str(message.content)[:300]}
+
+
+async def updates(turn: Turn) -> AsyncIterator[list[dict[str, Any]]]:
+    """Snapshots of `turn` as it changes, the last always.
+
+    Text is coalesced to at most one snapshot per MIN_INTERVAL_S; a card that starts, ends or
+    asks for confirmation is shown at once.
+    """
+    sent, last = -1, 0.0
+    while True:
+        if turn.version != sent and (turn.entries or turn.finished):
+            wait = MIN_INTERVAL_S - (time.monotonic() - last)
+            if sent >= 0 and wait > 0 and not turn.finished and not turn.urgent.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(turn.urgent.wait(), wait)
+            turn.urgent.clear()
+            sent, last = turn.version, time.monotonic()
+            yield turn.snapshot()
+            continue
+        if turn.finished:
+            return
+        turn.changed.clear()
+        await turn.changed.wait()

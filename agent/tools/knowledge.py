@@ -1,0 +1,39 @@
+"""Knowledge base tool: search the platform's articles."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain.tools import BaseTool, tool
+from pydantic import BaseModel, Field
+
+from agent.backend_client import BackendClient
+from agent.tools.runtime import AgentRuntime, user_context
+from agent.tools.shaping import cap_list
+
+MAX_ARTICLES = 5
+
+
+class LookupKnowledgeArgs(BaseModel):
+    query: str = Field(
+        min_length=1, max_length=500, description="What to look up, in the user's words"
+    )
+
+
+def _lookup_knowledge(client: BackendClient) -> BaseTool:
+    @tool("lookup_knowledge", args_schema=LookupKnowledgeArgs)
+    async def lookup_knowledge(query: str, runtime: AgentRuntime) -> dict[str, Any]:
+        """Search the knowledge base (how-tos, runbooks, known problems) and return the best
+        matching articles with a snippet. No confirmation needed."""
+        params = {"q": query, "limit": MAX_ARTICLES}
+        body = await client.call(
+            user_context(runtime), "GET", "/api/knowledge/search", params=params
+        )
+        return cap_list(body, "items", limit=MAX_ARTICLES)
+
+    return lookup_knowledge
+
+
+def knowledge_tools(client: BackendClient) -> list[BaseTool]:
+    """The knowledge tools, calling the backend through `client`."""
+    return [_lookup_knowledge(client)]

@@ -1,0 +1,64 @@
+"""Fit the model's input to a token budget without breaking tool-call/tool-result pairs.
+
+Counting is approximate (about four characters a token, `count_tokens_approximately`), the
+same rule everywhere, so the budget is a firm cap on what we send rather than an exact count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from langchain_core.messages import BaseMessage, HumanMessage, trim_messages
+from langchain_core.messages.utils import count_tokens_approximately
+
+TRUNCATION_MARK = " [...truncated]"
+MIN_KEEP_CHARS = 200
+
+
+def message_tokens(messages: Sequence[BaseMessage]) -> int:
+    """The approximate token count of `messages`."""
+    return int(count_tokens_approximately(messages))
+
+
+def fit_to_budget(messages: list[BaseMessage], max_tokens: int) -> list[BaseMessage]:
+    """The most recent messages that fit in `max_tokens`, starting on a person's message.
+
+    Older turns are dropped whole. When the current turn alone does not fit, it is kept and its
+    longest texts are shortened (marked) until it does, as far as that is possible.
+    """
+    if message_tokens(messages) <= max_tokens:
+        return messages
+    last_human = _last_human_index(messages)
+    kept = trim_messages(
+        messages,
+        max_tokens=max_tokens,
+        token_counter=count_tokens_approximately,
+        strategy="last",
+        start_on="human",
+        allow_partial=False,
+    )
+    if last_human is None or (kept and len(kept) >= len(messages) - last_human):
+        return list(kept)
+    return _shrink(messages[last_human:], max_tokens)
+
+
+def _last_human_index(messages: Sequence[BaseMessage]) -> int | None:
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], HumanMessage):
+            return i
+    return None
+
+
+def _shrink(messages: list[BaseMessage], max_tokens: int) -> list[BaseMessage]:
+    """Cut the longest string contents until the messages fit or cannot shrink further."""
+    out = list(messages)
+    while message_tokens(out) > max_tokens:
+        sizes = [len(m.content) if isinstance(m.content, str) else 0 for m in out]
+        longest = max(range(len(out)), key=sizes.__getitem__)
+        if sizes[longest] <= MIN_KEEP_CHARS:
+            break
+        text = str(out[longest].content)
+        excess = (message_tokens(out) - max_tokens) * 4 + len(TRUNCATION_MARK)
+        cut = max(MIN_KEEP_CHARS, len(text) - excess)
+        out[longest] = out[longest].model_copy(update={"content": text[:cut] + TRUNCATION_MARK})
+    return out

@@ -1,0 +1,101 @@
+"""Full-text search over dashboards with a status filter from the latest validation."""
+
+from __future__ import annotations
+
+import re
+
+from sqlalchemy import ColumnElement, Select, func, literal, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Mapped
+
+from backend.dashboards import service
+from backend.dashboards.models import Dashboard, EnvironmentState, ValidationRun
+from backend.dashboards.schemas import DashboardPage, EnvironmentRead, Environments
+
+WORD = re.compile(r"[^\W_]+")
+MAX_TERMS = 16
+PREFIX_MIN_CHARS = 3
+
+
+def ts_query(text: str) -> str | None:
+    """Words of `text` ANDed as a 'simple' tsquery; words of 3+ chars also match as prefixes,
+    so "продаж" finds "продажи". Only letters and digits reach the query: no tsquery syntax."""
+    words = [w.lower() for w in WORD.findall(text)][:MAX_TERMS]
+    if not words:
+        return None
+    return " & ".join(f"{w}:*" if len(w) >= PREFIX_MIN_CHARS else w for w in words)
+
+
+def _target_version(environment: str | None) -> ColumnElement[int | None] | Mapped[int | None]:
+    """The version whose status counts: main's, or the one an environment serves."""
+    if environment is None:
+        return Dashboard.main_version_id
+    return (
+        select(EnvironmentState.version_id)
+        .where(
+            EnvironmentState.dashboard_id == Dashboard.id,
+            EnvironmentState.environment == environment,
+        )
+        .correlate(Dashboard)
+        .scalar_subquery()
+    )
+
+
+def _status_column(environment: str | None) -> ColumnElement[str]:
+    latest = (
+        select(ValidationRun.status)
+        .where(ValidationRun.version_id == _target_version(environment))
+        .order_by(ValidationRun.started_at.desc(), ValidationRun.id.desc())
+        .limit(1)
+        .correlate(Dashboard)
+        .scalar_subquery()
+    )
+    return func.coalesce(latest, literal("unknown"))
+
+
+def _filtered(
+    query: str | None, status: str | None, tag: str | None, environment: str | None
+) -> tuple[Select[Dashboard], ColumnElement[float] | None]:
+    stmt = select(Dashboard)
+    rank: ColumnElement[float] | None = None
+    tsq = ts_query(query) if query else None
+    if query and tsq is None:
+        stmt = stmt.where(literal(False))
+    elif tsq is not None:
+        q = func.to_tsquery("simple", tsq)
+        stmt = stmt.where(Dashboard.search.op("@@")(q))
+        rank = func.ts_rank(Dashboard.search, q)
+    if tag:
+        stmt = stmt.where(Dashboard.tags.contains([tag]))
+    if status:
+        stmt = stmt.where(_status_column(environment) == status)
+    return stmt, rank
+
+
+async def search(
+    *,
+    session: AsyncSession,
+    query: str | None,
+    status: str | None,
+    tag: str | None,
+    environment: str | None,
+    limit: int,
+    offset: int,
+) -> DashboardPage:
+    """Dashboards matching `query` (title, tags, description), best match first."""
+    stmt, rank = _filtered(query, status, tag, environment)
+    total = await session.scalar(select(func.count()).select_from(stmt.subquery()))
+    order = [rank.desc(), Dashboard.id] if rank is not None else [Dashboard.id]
+    dashboards = list(await session.scalars(stmt.order_by(*order).limit(limit).offset(offset)))
+    envs = await service.environments(session=session, dashboards=dashboards)
+    targets = {d.id: _target_of(d, envs[d.id], environment) for d in dashboards}
+    runs = await service.latest_runs(session=session, version_ids=targets.values())
+    items = [service.summary(d, runs.get(targets[d.id] or 0), envs[d.id]) for d in dashboards]
+    return DashboardPage(items=items, total=int(total or 0))
+
+
+def _target_of(dashboard: Dashboard, envs: Environments, environment: str | None) -> int | None:
+    if environment is None:
+        return dashboard.main_version_id
+    served: EnvironmentRead | None = getattr(envs, environment)
+    return served.version_id if served else None

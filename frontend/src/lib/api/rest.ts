@@ -1,0 +1,92 @@
+// The REST calls the browser makes, one function each, typed by the generated schema.
+
+import { http, unwrap, type Schemas } from "./client";
+
+export type Conversation = Schemas["ConversationRead"];
+export type HistoryMessage = Schemas["MessageRead"];
+export type LoginResult = Schemas["LoginResponse"];
+
+export async function login(username: string, password: string): Promise<LoginResult> {
+  return unwrap(await http.POST("/api/auth/login", { body: { username, password } }));
+}
+
+export async function listConversations(archived: boolean): Promise<Conversation[]> {
+  const page = unwrap(
+    await http.GET("/api/assistant/conversations", {
+      params: { query: { archived, limit: 100 } },
+    }),
+  );
+  return page.items;
+}
+
+export async function createConversation(): Promise<Conversation> {
+  return unwrap(await http.POST("/api/assistant/conversations", { body: {} }));
+}
+
+export async function getConversation(id: string): Promise<Conversation> {
+  const path = { conversation_id: id };
+  return unwrap(await http.GET("/api/assistant/conversations/{conversation_id}", { params: { path } }));
+}
+
+/** The whole history, oldest first (pages backwards through `before`). */
+export async function history(id: string): Promise<HistoryMessage[]> {
+  const items: HistoryMessage[] = [];
+  let before: number | undefined;
+  for (;;) {
+    const page = unwrap(
+      await http.GET("/api/assistant/conversations/{conversation_id}/history", {
+        params: { path: { conversation_id: id }, query: { limit: 200, before } },
+      }),
+    );
+    items.unshift(...page.items);
+    if (!page.has_more || page.items.length === 0) return items;
+    before = page.items[0].id;
+  }
+}
+
+export async function archive(id: string): Promise<void> {
+  const path = { conversation_id: id };
+  unwrap(await http.DELETE("/api/assistant/conversations/{conversation_id}", { params: { path } }));
+}
+
+export async function restore(id: string): Promise<Conversation> {
+  const path = { conversation_id: id };
+  return unwrap(
+    await http.POST("/api/assistant/conversations/{conversation_id}/restore", { params: { path } }),
+  );
+}
+
+/** Whether an agent run holds the conversation (another tab, FR-015). */
+export async function isActive(id: string): Promise<boolean> {
+  const path = { conversation_id: id };
+  const body = unwrap(
+    await http.GET("/api/agent/conversations/{conversation_id}/active", { params: { path } }),
+  );
+  return body.active;
+}
+
+export type DashboardSummary = Schemas["DashboardSummary"];
+export type Dashboard = Schemas["DashboardRead"];
+export type Health = Schemas["HealthRead"];
+export type DashboardStatus = NonNullable<DashboardSummary["status"]>;
+
+export async function searchDashboards(
+  query: string,
+  status: Exclude<DashboardStatus, "unknown"> | "",
+): Promise<DashboardSummary[]> {
+  const page = unwrap(
+    await http.GET("/api/dashboards", {
+      params: { query: { query: query || undefined, status: status || undefined, limit: 100 } },
+    }),
+  );
+  return page.items;
+}
+
+export async function getDashboard(id: number): Promise<Dashboard> {
+  return unwrap(await http.GET("/api/dashboards/{dashboard_id}", { params: { path: { dashboard_id: id } } }));
+}
+
+export async function dashboardHealth(id: number): Promise<Health> {
+  const path = { dashboard_id: id };
+  return unwrap(await http.GET("/api/dashboards/{dashboard_id}/health", { params: { path } }));
+}

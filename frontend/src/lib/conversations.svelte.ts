@@ -1,0 +1,92 @@
+// The conversation list and which conversation is open, shared by the drawer and the full page.
+
+import * as rest from "./api/rest";
+import { ApiError } from "./api/client";
+import { closeAllChannels, closeIdleChannels } from "./chat";
+import { Thread } from "./thread.svelte";
+
+const KEY = "agent-chat.conversation";
+
+function saved(): string | null {
+  return typeof localStorage === "undefined" ? null : localStorage.getItem(KEY);
+}
+
+export const chat = $state<{
+  list: rest.Conversation[];
+  archived: boolean;
+  selectedId: string | null;
+  selected: rest.Conversation | null;
+  error: string | null;
+}>({ list: [], archived: false, selectedId: saved(), selected: null, error: null });
+
+const threads = new Map<string, Thread>();
+
+/** The open thread of a conversation (loaded on first use). */
+export function threadOf(id: string): Thread {
+  let thread = threads.get(id);
+  if (!thread) {
+    thread = new Thread(id, () => void refresh());
+    threads.set(id, thread);
+    void thread.load();
+  }
+  return thread;
+}
+
+export async function refresh(): Promise<void> {
+  try {
+    chat.list = await rest.listConversations(chat.archived);
+    chat.error = null;
+    if (chat.selectedId) {
+      chat.selected =
+        chat.list.find((c) => c.id === chat.selectedId) ??
+        (await rest.getConversation(chat.selectedId));
+    }
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "NOT_FOUND") select(null);
+    else chat.error = error instanceof Error ? error.message : String(error);
+  }
+}
+
+export function select(id: string | null): void {
+  chat.selectedId = id;
+  chat.selected = chat.list.find((c) => c.id === id) ?? null;
+  if (id) localStorage.setItem(KEY, id);
+  else localStorage.removeItem(KEY);
+  closeIdleChannels(id);
+  if (id && !chat.selected) void refresh();
+}
+
+export async function showArchived(archived: boolean): Promise<void> {
+  chat.archived = archived;
+  await refresh();
+}
+
+/** A new, empty conversation, opened. */
+export async function create(): Promise<rest.Conversation> {
+  const conversation = await rest.createConversation();
+  chat.list = [conversation, ...chat.list.filter((c) => c.id !== conversation.id)];
+  select(conversation.id);
+  return conversation;
+}
+
+export async function archive(id: string): Promise<void> {
+  await rest.archive(id);
+  await refresh();
+  if (chat.selected) chat.selected = { ...chat.selected, is_archived: true };
+}
+
+export async function restore(id: string): Promise<void> {
+  const conversation = await rest.restore(id);
+  if (chat.selectedId === id) chat.selected = conversation;
+  await refresh();
+}
+
+/** Forget everything of the signed-out user. */
+export function reset(): void {
+  closeAllChannels();
+  threads.clear();
+  chat.list = [];
+  chat.selected = null;
+  chat.selectedId = null;
+  localStorage.removeItem(KEY);
+}

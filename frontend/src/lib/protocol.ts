@@ -1,0 +1,166 @@
+// The agent's stream protocol (shared CONTRACT.md, "Stream protocol"): every streamed value is
+// the list of this turn's assistant messages; metadata.type says what each message is. The same
+// dicts are persisted in the conversation history, so one renderer serves both.
+
+export const ERROR_CODES = [
+  "UNAUTHORIZED",
+  "NOT_FOUND",
+  "CONVERSATION_BUSY",
+  "CHECKPOINT_EXPIRED",
+  "NO_PENDING_CONFIRMATION",
+  "LLM_ERROR",
+  "BUDGET_EXHAUSTED",
+  "INVALID_INPUT",
+  "UNSUPPORTED_FILE",
+  "FILE_TOO_LARGE",
+  // Not in the contract's list, but sent by the agent:
+  "CONVERSATION_ARCHIVED",
+  "BACKEND_UNAVAILABLE",
+  "INTERNAL_ERROR",
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export type ConfirmAction = "confirm" | "reject";
+
+export interface ToolMeta {
+  type: "tool_start" | "tool_end" | "tool_error";
+  tool: string;
+  call_id: string;
+  input?: unknown;
+  output?: unknown;
+  error?: { code: string; message: string };
+  title?: string;
+  status?: "pending" | "done";
+  duration_ms?: number;
+}
+
+export interface ConfirmMeta {
+  type: "confirm_required";
+  thread_id: string;
+  tool: string;
+  call_id: string;
+  args: Record<string, unknown>;
+  description: string;
+  allowed: ConfirmAction[];
+}
+
+export interface ErrorMeta {
+  type: "error";
+  code: string;
+  message: string;
+}
+
+export interface NoticeMeta {
+  type: "notice";
+  code: string;
+  message: string;
+}
+
+/** A person's answer to a confirmation, as the agent records it in the history. */
+export interface DecisionMeta {
+  type: "decision";
+  decision: ConfirmAction;
+  tool: string;
+  call_id: string;
+}
+
+export type Metadata =
+  | ToolMeta
+  | ConfirmMeta
+  | ErrorMeta
+  | NoticeMeta
+  | DecisionMeta
+  | { type?: undefined };
+
+export interface ChatItem {
+  role: string;
+  content: string;
+  metadata: Metadata;
+  /** Names of the files a user message carried. */
+  files?: string[];
+}
+
+const KNOWN_TYPES = new Set([
+  "tool_start",
+  "tool_end",
+  "tool_error",
+  "confirm_required",
+  "error",
+  "notice",
+  "decision",
+]);
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function asText(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (value === null || value === undefined) return "";
+  if (isRecord(value) && typeof value.text === "string") return value.text;
+  return JSON.stringify(value);
+}
+
+/** One message dict from the stream or the history, with unknown shapes made harmless. */
+export function normaliseItem(value: unknown, role = "assistant"): ChatItem {
+  if (!isRecord(value)) return { role, content: asText(value), metadata: {} };
+  const meta = isRecord(value.metadata) ? value.metadata : {};
+  const type = typeof meta.type === "string" && KNOWN_TYPES.has(meta.type) ? meta.type : undefined;
+  return {
+    role: typeof value.role === "string" ? value.role : role,
+    content: asText(value.content),
+    metadata: (type ? meta : {}) as Metadata,
+  };
+}
+
+/** A streamed value (a list of message dicts, one dict, or bare text) as a list of items. */
+export function normaliseTurn(value: unknown): ChatItem[] {
+  if (Array.isArray(value)) return value.map((v) => normaliseItem(v));
+  if (value === null || value === undefined) return [];
+  return [normaliseItem(value)];
+}
+
+/** A history row (one per user message; one per assistant turn, its messages under
+ * metadata.parts) as the items the stream showed. */
+export function expandRow(row: { role: string; content: string; metadata: unknown }): ChatItem[] {
+  const meta = isRecord(row.metadata) ? row.metadata : {};
+  if (row.role === "assistant" && Array.isArray(meta.parts)) return normaliseTurn(meta.parts);
+  const item = normaliseItem(row, row.role);
+  if (Array.isArray(meta.attachments)) {
+    item.files = meta.attachments
+      .map((a) => (isRecord(a) && typeof a.name === "string" ? a.name : ""))
+      .filter(Boolean);
+  }
+  return [item];
+}
+
+/** Tool messages share a call_id across updates: keep the latest state of each call in place. */
+export function collapseToolUpdates(items: ChatItem[]): ChatItem[] {
+  const out: ChatItem[] = [];
+  const byCall = new Map<string, number>();
+  for (const item of items) {
+    const meta = item.metadata;
+    const isTool =
+      meta.type === "tool_start" || meta.type === "tool_end" || meta.type === "tool_error";
+    if (isTool && meta.call_id) {
+      const at = byCall.get(meta.call_id);
+      if (at !== undefined) {
+        out[at] = item;
+        continue;
+      }
+      byCall.set(meta.call_id, out.length);
+    }
+    out.push(item);
+  }
+  return out;
+}
+
+/** The confirmation still waiting for an answer: the last message asks for one. */
+export function pendingConfirmation(items: ChatItem[]): ConfirmMeta | null {
+  const last = items.at(-1);
+  return last?.metadata.type === "confirm_required" ? last.metadata : null;
+}
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return (ERROR_CODES as readonly string[]).includes(code);
+}

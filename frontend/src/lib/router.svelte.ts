@@ -1,0 +1,46 @@
+// A small history-API router: /login, / (dashboards), /dashboards/:id, /chat.
+
+export type Route =
+  | { name: "login" }
+  | { name: "dashboards" }
+  | { name: "dashboard"; id: number }
+  | { name: "chat" }
+  | { name: "missing" };
+
+export function parse(pathname: string): Route {
+  if (pathname === "/login") return { name: "login" };
+  if (pathname === "/" || pathname === "/dashboards") return { name: "dashboards" };
+  if (pathname === "/chat") return { name: "chat" };
+  const match = /^\/dashboards\/(\d+)$/.exec(pathname);
+  if (match) return { name: "dashboard", id: Number(match[1]) };
+  return { name: "missing" };
+}
+
+export const router = $state<{ route: Route; path: string }>({
+  route: parse(window.location.pathname),
+  path: window.location.pathname,
+});
+
+export function navigate(path: string, replace = false): void {
+  if (path === router.path) return;
+  if (replace) history.replaceState(null, "", path);
+  else history.pushState(null, "", path);
+  router.path = path;
+  router.route = parse(path);
+}
+
+window.addEventListener("popstate", () => {
+  router.path = window.location.pathname;
+  router.route = parse(window.location.pathname);
+});
+
+/** Use on <a> elements: client-side navigation, normal behaviour for modified clicks. */
+export function link(node: HTMLAnchorElement) {
+  const onClick = (event: MouseEvent) => {
+    if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
+    event.preventDefault();
+    navigate(node.getAttribute("href") ?? "/");
+  };
+  node.addEventListener("click", onClick);
+  return { destroy: () => node.removeEventListener("click", onClick) };
+}

@@ -1,0 +1,41 @@
+"""Fixtures of the backend tests."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from langgraph.checkpoint.postgres import PostgresSaver
+
+from tests.backend.support import NewUser, Person
+from tests.conftest import login
+
+
+@pytest.fixture(scope="session")
+def new_user(api: httpx.Client, as_user: dict[str, dict[str, str]], service_token: str) -> NewUser:
+    """Create a user through the admin API and log it in."""
+
+    def make(role: str = "viewer", prefix: str = "u") -> Person:
+        username = f"{prefix}_{uuid.uuid4().hex[:10]}"
+        password = f"pw-{uuid.uuid4().hex}"
+        created = api.post(
+            "/api/admin/users",
+            json={"username": username, "password": password, "roles": [role]},
+            headers=as_user["admin"],
+        )
+        assert created.status_code == 201, created.text
+        token = login(api, username, password)
+        return Person(created.json()["id"], username, password, token, service_token)
+
+    return make
+
+
+
+@pytest.fixture(scope="session")
+def checkpointer(database_url: str) -> Iterator[PostgresSaver]:
+    """LangGraph's real Postgres checkpointer on the suite's database (FR-012)."""
+    with PostgresSaver.from_conn_string(database_url) as saver:
+        saver.setup()
+        yield saver

@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 UV := $(shell command -v uv 2>/dev/null || echo "$(HOME)/.local/bin/uv")
 
-.PHONY: run test install lint typecheck check bench fmt
+.PHONY: run test install lint typecheck check bench fmt frontend-deps frontend-check frontend-build api-types
 
 $(UV):
 	python3 -m pip install --user --quiet "uv>=0.5"
@@ -20,14 +20,30 @@ lint: install
 typecheck: install
 	$(UV) run mypy
 
-check: lint typecheck
+check: lint typecheck frontend-check
 
-test: check
+test: check frontend-build
 	$(UV) run pytest
 
 fmt: install
 	$(UV) run ruff format .
 	$(UV) run ruff check --fix .
+
+# The browser client (Node 20): locked install, type check + unit tests, production build.
+frontend/node_modules/.package-lock.json: frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund
+
+frontend-deps: frontend/node_modules/.package-lock.json
+
+frontend-check: frontend-deps
+	cd frontend && npm run check && npm test
+
+frontend-build: frontend-deps
+	cd frontend && npm run build
+
+# Regenerate frontend/src/lib/api/schema.d.ts after changing the backend's API.
+api-types: install frontend-deps
+	$(UV) run python frontend/scripts/gen_api.py
 
 bench: install
 	$(UV) run python bench/backend_lists.py

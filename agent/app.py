@@ -23,6 +23,9 @@ log = logging.getLogger(__name__)
 
 GRADIO_PATH = "/api/agent/gradio"
 MAX_CONCURRENT_RUNS = 1000  # Gradio queue slots; each run is a coroutine, not a thread
+# The upload route cuts off uploads far past the file limit; the exact per-file check (with a
+# FILE_TOO_LARGE stream error naming the file and the limit) happens in the run.
+UPLOAD_SLACK_BYTES = 1024 * 1024
 
 
 class _Holder:
@@ -105,6 +108,7 @@ def build_app(settings: Settings) -> FastAPI:
         path=GRADIO_PATH,
         ssr_mode=False,
         show_error=False,
+        max_file_size=settings.agent.max_file_bytes + UPLOAD_SLACK_BYTES,
         footer_links=[],
     )
     app.add_middleware(UserAuthMiddleware, settings=settings, prefix=GRADIO_PATH)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Coroutine, Mapping
 from typing import Any
 
 from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
@@ -24,7 +24,7 @@ from agent.auth import AuthError, bearer_token, verify_user
 from agent.backend_client import BackendClient, BackendError
 from agent.config import Settings
 from agent.context import Context
-from agent.documents import DocumentError, prepare_attachments
+from agent.documents import DocumentError, PreparedAttachments, prepare_attachments, store
 from agent.graph import Agent, recursion_limit
 from agent.lease import Busy, Lease
 from agent.middleware import LlmError
@@ -37,10 +37,11 @@ STREAM_MODES = ["messages", "updates", "custom"]
 class RunError(Exception):
     """Ends a submit with one stream `error` message."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.details = details
 
 
 class Runner:
@@ -71,7 +72,7 @@ class Runner:
         try:
             await self._serve(turn, *args)
         except RunError as exc:
-            turn.error(exc.code, exc.message)
+            turn.error(exc.code, exc.message, exc.details)
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -151,19 +152,33 @@ class Session:
             "recursion_limit": recursion_limit(runner.settings),
         }
         self.human: HumanMessage | None = None
-        self.writes: list[asyncio.Task[None]] = []
+        self.writes: list[asyncio.Task[Any]] = []
 
-    async def append(self, role: str, content: str, metadata: dict[str, Any]) -> None:
-        """Add a message to the conversation's history (audited by the backend)."""
+    async def append(self, role: str, content: str, metadata: dict[str, Any]) -> int | None:
+        """Add a message to the conversation's history (audited by the backend); its id."""
         path = f"/api/assistant/conversations/{self.context.conversation_id}/messages"
         body = {"role": role, "content": content, "metadata": metadata}
         try:
-            await self.runner.client.call(self.context, "POST", path, json=body)
+            created = await self.runner.client.call(self.context, "POST", path, json=body)
         except BackendError as exc:
             log.warning("could not persist a %s message: %s", role, exc)
+            return None
+        return int(created["id"])
 
     def append_later(self, role: str, content: str, metadata: dict[str, Any]) -> None:
-        self.writes.append(asyncio.create_task(self.append(role, content, metadata)))
+        self.later(self.append(role, content, metadata))
+
+    def later(self, write: Coroutine[Any, Any, Any]) -> None:
+        """Persist in the background while the model works; awaited before the turn is saved."""
+        self.writes.append(asyncio.create_task(write))
+
+    async def _save_question(
+        self, metadata: dict[str, Any], attachments: PreparedAttachments
+    ) -> None:
+        message_id = await self.append("user", self.submit.text, metadata)
+        await store.record(
+            self.runner.client, self.context, message_id=message_id, prepared=attachments
+        )
 
     async def run(self) -> None:
         snapshot = await self.agent.aget_state(self.config)
@@ -192,7 +207,7 @@ class Session:
         try:
             attachments = await prepare_attachments(self.submit.files, self.runner.settings)
         except DocumentError as exc:
-            raise RunError(exc.code, exc.message) from exc
+            raise RunError(exc.code, exc.message, exc.details) from exc
         waiting = hitl.pending_of(snapshot)
         closing = hitl.closing_messages(snapshot, reason="rejected" if waiting else "cancelled")
         for pending in waiting:
@@ -211,7 +226,7 @@ class Session:
         for notice in attachments.notices:
             self.turn.notice(notice.code, notice.message)
         self.human = HumanMessage(content=attachments.content(self.submit.text), id=str(uuid.uuid4()))
-        self.append_later("user", self.submit.text, metadata)
+        self.later(self._save_question(metadata, attachments))
         return {"messages": [*closing, self.human]}
 
     async def _stream(self, graph_input: Any) -> None:

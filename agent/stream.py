@@ -148,8 +148,11 @@ class Turn:
     def confirm(self, pending: Pending) -> None:
         self._add(pending.description, pending.metadata(self.thread_id))
 
-    def error(self, code: str, message: str) -> None:
-        self._add(message, {"type": "error", "code": code, "message": message})
+    def error(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
+        metadata: dict[str, Any] = {"type": "error", "code": code, "message": message}
+        if details:
+            metadata["details"] = details
+        self._add(message, metadata)
 
     def notice(self, code: str, message: str) -> None:
         self._add(message, {"type": "notice", "code": code, "message": message})

@@ -158,10 +158,11 @@ def install_openapi(app: FastAPI) -> None:
     default = app.openapi
 
     def openapi() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            schema = default()
+        first = app.openapi_schema is None
+        schema = default()  # FastAPI caches it in app.openapi_schema
+        if first:
             _envelope_for_validation(schema)
-        return app.openapi_schema
+        return schema
 
     app.openapi = openapi  # type: ignore[method-assign]
 

@@ -17,7 +17,7 @@ def alembic_config(database_url: str) -> Config:
 
 def upgrade(database_url: str) -> None:
     """Upgrade to head; a no-op when already there."""
-    command.upgrade(alembic_config(database_url), "heads")
+    command.upgrade(alembic_config(database_url), "head")
 
 
 def check(database_url: str) -> None:

@@ -25,9 +25,9 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from backend.migrate import upgrade  # noqa: E402
-from tests.support import db  # noqa: E402
-from tests.support.processes import run_cli, serve  # noqa: E402
+from backend.migrate import upgrade
+from tests.support import db
+from tests.support.processes import run_cli, serve
 
 CONVERSATIONS = 10_000
 MESSAGES = 1_000

@@ -13,10 +13,15 @@ MAX_METADATA_BYTES = 1_000_000
 
 
 class ConversationCreate(BaseModel):
+    model_config = ConfigDict(str_strip_whitespace=True)
+
     title: str | None = Field(default=None, max_length=200)
 
 
 class ConversationUpdate(BaseModel):
+    # Stripped before the length check, so a blank title is refused rather than stored empty.
+    model_config = ConfigDict(str_strip_whitespace=True)
+
     title: str = Field(min_length=1, max_length=200)
 
 

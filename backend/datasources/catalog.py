@@ -89,7 +89,7 @@ async def _inspecting(
 ) -> T:
     try:
         return await asyncio.to_thread(fn, *args, **kwargs)
-    except (sqlalchemy.exc.DBAPIError, sqlalchemy.exc.TimeoutError) as exc:
+    except (*engines.CONNECT_ERRORS, sqlalchemy.exc.TimeoutError) as exc:
         raise DatasourceUnavailable(
             f"Could not read the schema of datasource '{source.name}'",
             details={"datasource": source.name},

@@ -12,12 +12,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+import psycopg
+import sqlalchemy.exc
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool, QueuePool
 
 from backend.config import DatasourceSettings, Settings
 from backend.errors import NotFound, Unprocessable
+
+# What opening a connection may raise: raw_connection() passes the drivers' own errors through.
+CONNECT_ERRORS = (sqlalchemy.exc.DBAPIError, psycopg.Error, sqlite3.Error)
 
 # SQLAlchemy backend name -> sqlglot dialect.
 SQLGLOT_DIALECTS = {"postgresql": "postgres", "sqlite": "sqlite"}
@@ -62,7 +67,11 @@ def get(settings: Settings, name: str) -> Datasource:
 
 
 def all_(settings: Settings) -> list[Datasource]:
-    return [get(settings, name) for name in sorted(settings.datasources)]
+    """Every configured datasource, by name (an unsupported one is listed, not used)."""
+    return [
+        Datasource(name=name, url=config.url, description=config.description)
+        for name, config in sorted(settings.datasources.items())
+    ]
 
 
 def _postgres_url(url: str) -> str:

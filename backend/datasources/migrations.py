@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-import sqlalchemy.exc
 
 from backend.config import Settings
 from backend.datasources import engines
@@ -73,7 +72,7 @@ def run(settings: Settings, source: Datasource, migration: Migration) -> None:
     engine = engines.writable_engine(settings, source)
     try:
         raw = engine.raw_connection()
-    except sqlalchemy.exc.DBAPIError as exc:  # the driver's text may name hosts: not shown
+    except engines.CONNECT_ERRORS as exc:  # the driver's text may name hosts: not shown
         engine.dispose()
         raise MigrationFailed(f"Could not connect to datasource '{source.name}'") from exc
     try:

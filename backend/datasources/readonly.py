@@ -90,7 +90,7 @@ def _checkout(engine: Engine, source: Datasource) -> Iterator[PoolProxiedConnect
         raw = engine.raw_connection()
     except sqlalchemy.exc.TimeoutError as exc:
         raise DatasourceUnavailable(f"Datasource '{source.name}' is busy; try again") from exc
-    except sqlalchemy.exc.DBAPIError as exc:
+    except engines.CONNECT_ERRORS as exc:
         # The driver's message may name hosts and users: keep it out of the response.
         raise DatasourceUnavailable(
             f"Could not connect to datasource '{source.name}'",
@@ -115,7 +115,7 @@ def _bounded(fetch: Fetch, caps: _Caps) -> Fetch:
 
 def _timeout(caps: _Caps) -> SqlTimeout:
     return SqlTimeout(
-        f"The query ran longer than the {caps.timeout_s:g}s limit and was cancelled",
+        f"The query exceeded the {caps.timeout_s:g}s timeout and was cancelled",
         details={"timeout_s": caps.timeout_s},
     )
 

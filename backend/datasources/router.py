@@ -64,11 +64,11 @@ async def columns(name: Name, table: str, principal: Viewer, settings: SettingsD
     "/{name}/query", response_model=QueryRead, responses=responses(401, 403, 404, 422, 503)
 )
 async def query(
-    name: Name, body: QueryRequest, principal: Viewer, session: SessionDep, settings: SettingsDep
+    name: Name, body: QueryRequest, principal: Viewer, settings: SettingsDep
 ) -> QueryRead:
     """Run one read-only SELECT with row, byte and time caps (refusals: SQL_REJECTED)."""
     result = await service.run_query(
-        session=session, settings=settings, datasource=name, sql=body.sql, limit=body.limit
+        settings=settings, datasource=name, sql=body.sql, limit=body.limit
     )
     return QueryRead(**vars(result))
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -15,13 +14,12 @@ from backend.datasources import engines, migrations
 from backend.datasources.engines import Datasource
 from backend.datasources.migrations import Migration, MigrationFailed
 from backend.datasources.models import AppliedMigration
-from backend.datasources.readonly import QueryResult, SqlError, SqlTimeout, execute_readonly
+from backend.datasources.readonly import QueryResult, execute_readonly
 from backend.datasources.schemas import MigrationRead
 from backend.errors import Conflict
 from backend.oplogs import service as oplogs
 from backend.principal import Principal
 
-log = logging.getLogger("backend.datasources")
 LOG_SOURCE = "datasources"
 
 
@@ -31,23 +29,10 @@ def list_(*, settings: Settings) -> list[Datasource]:
 
 
 async def run_query(
-    *, session: AsyncSession, settings: Settings, datasource: str, sql: str, limit: int | None
+    *, settings: Settings, datasource: str, sql: str, limit: int | None
 ) -> QueryResult:
-    """Run read-only SQL; failures the database reports are also written to the operational log."""
-    try:
-        return await execute_readonly(
-            settings=settings, datasource=datasource, sql=sql, limit=limit
-        )
-    except (SqlError, SqlTimeout) as exc:
-        oplogs.write(
-            session=session,
-            level="warning",
-            source=LOG_SOURCE,
-            message=f"Query on datasource {datasource} failed: {exc.message}",
-            details={"datasource": datasource, "code": exc.code, "sql": sql[:2000]},
-        )
-        await session.commit()
-        raise
+    """Run read-only SQL (guarded, capped); see `readonly.execute_readonly`."""
+    return await execute_readonly(settings=settings, datasource=datasource, sql=sql, limit=limit)
 
 
 def _read(migration: Migration, applied: AppliedMigration | None) -> MigrationRead:

@@ -12,7 +12,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = "0003_dashboards"
-down_revision: str | Sequence[str] | None = "0001_core"
+down_revision: str | Sequence[str] | None = "0002_datasources"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

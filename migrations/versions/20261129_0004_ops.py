@@ -12,7 +12,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = "0004_ops"
-down_revision: str | Sequence[str] | None = "0001_core"
+down_revision: str | Sequence[str] | None = "0003_dashboards"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

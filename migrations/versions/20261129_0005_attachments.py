@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0005_attachments"
-down_revision: str | Sequence[str] | None = "0001_core"
+down_revision: str | Sequence[str] | None = "0004_ops"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -32,7 +32,6 @@ def new_user(api: httpx.Client, as_user: dict[str, dict[str, str]], service_toke
     return make
 
 
-
 @pytest.fixture(scope="session")
 def checkpointer(database_url: str) -> Iterator[PostgresSaver]:
     """LangGraph's real Postgres checkpointer on the suite's database (FR-012)."""

@@ -31,13 +31,13 @@ def shared(new_user: NewUser) -> Person:
     return new_user("editor", prefix="audited")
 
 
-def test_every_conversation_write_route_leaves_one_audit_row_with_the_request_id(
-    api, sql, person
-):
+def test_every_conversation_write_route_leaves_one_audit_row_with_the_request_id(api, sql, person):
     def rid(name: str) -> dict[str, str]:
         return {"X-Request-ID": f"{name}-{person.id[:8]}"}
 
-    cid = api.post(CONV, json={}, headers={**person.headers, **rid("conversation.create")}).json()["id"]
+    cid = api.post(CONV, json={}, headers={**person.headers, **rid("conversation.create")}).json()[
+        "id"
+    ]
     path, lease = f"{CONV}/{cid}", f"/api/agent/conversations/{cid}/lease"
     calls = [
         ("conversation.update", "patch", path, {"json": {"title": "t"}}, person.headers),
@@ -128,7 +128,13 @@ def test_the_trail_filters_by_time_range(api, sql, as_user, shared):
     [row] = audit_rows(sql, resource_id=cid)
     at: datetime = row["created_at"]
     admin = as_user["admin"]
-    inside = _search(api, admin, resource_id=cid, since=at.isoformat(), until=(at + timedelta(seconds=1)).isoformat())
+    inside = _search(
+        api,
+        admin,
+        resource_id=cid,
+        since=at.isoformat(),
+        until=(at + timedelta(seconds=1)).isoformat(),
+    )
     assert inside["total"] == 1
     later = _search(api, admin, resource_id=cid, since=(at + timedelta(microseconds=1)).isoformat())
     assert later["total"] == 0
@@ -140,7 +146,13 @@ def test_the_trail_filters_by_time_range(api, sql, as_user, shared):
 
 @pytest.mark.parametrize(
     "params",
-    [{"since": "yesterday"}, {"until": "2026-13-01"}, {"limit": 0}, {"offset": -1}, {"actor": "a" * 65}],
+    [
+        {"since": "yesterday"},
+        {"until": "2026-13-01"},
+        {"limit": 0},
+        {"offset": -1},
+        {"actor": "a" * 65},
+    ],
 )
 def test_bad_audit_filters_are_422(api, as_user, params):
     assert_error(api.get(AUDIT, params=params, headers=as_user["admin"]), 422, "INVALID_INPUT")

@@ -36,7 +36,9 @@ def test_unknown_user_and_wrong_password_get_byte_identical_401s_and_are_both_au
     [ghost_row] = audit_rows(sql, action="auth.login", actor_username=ghost)
     assert (ghost_row["outcome"], ghost_row["actor_user_id"]) == ("failure", None)
     assert ghost_row["request_id"] == unknown.headers["X-Request-ID"]
-    failures = audit_rows(sql, action="auth.login", actor_username=person.username, outcome="failure")
+    failures = audit_rows(
+        sql, action="auth.login", actor_username=person.username, outcome="failure"
+    )
     assert [str(r["resource_id"]) for r in failures] == [person.id]
     assert "wrong-password" not in str(failures[0]["details"])
 

@@ -18,6 +18,7 @@ from tests.backend.support import (
     audit_rows,
     bearer,
     create_conversation,
+    scalar,
 )
 from tests.conftest import TEST_JWT_SECRET
 
@@ -120,7 +121,9 @@ def test_forged_user_tokens_are_refused_with_401(api, tokens, viewer_id, case):
     token = _corpus(viewer_id, tokens["viewer"])[case]
     for path in (ME, "/api/assistant/conversations", "/api/audit"):
         response = api.get(path, headers=bearer(token))
-        error = assert_error(response, 401, "TOKEN_EXPIRED" if case == "expired" else "UNAUTHORIZED")
+        error = assert_error(
+            response, 401, "TOKEN_EXPIRED" if case == "expired" else "UNAUTHORIZED"
+        )
         assert response.headers["WWW-Authenticate"] == "Bearer"
         assert "Traceback" not in error["message"]
 
@@ -230,17 +233,12 @@ def test_a_service_token_for_an_unknown_client_is_refused(api, tokens):
 
 
 def test_rbac_is_decided_on_the_user_behind_the_agent(api, sql, as_agent):
-    before = scalar_count(sql)
+    before = scalar(sql, "SELECT count(*) FROM users")
     body = {"username": "made_by_viewer", "password": "long-enough-pw", "roles": ["admin"]}
     response = api.post("/api/admin/users", json=body, headers=as_agent["viewer"])
     assert_error(response, 403, "FORBIDDEN")
-    assert scalar_count(sql) == before
+    assert scalar(sql, "SELECT count(*) FROM users") == before
     assert api.get("/api/audit?limit=1", headers=as_agent["admin"]).status_code == 200
-
-
-def scalar_count(sql) -> int:
-    row = sql.execute("SELECT count(*) FROM users").fetchone()
-    return int(row[0])
 
 
 def test_service_token_endpoint_rejects_a_wrong_secret_and_audits_it(api, sql):

@@ -4,6 +4,7 @@ auto-title, message appends and the agent's run lease."""
 from __future__ import annotations
 
 import uuid
+
 import pytest
 
 from tests.backend.support import (
@@ -77,6 +78,8 @@ def test_list_is_own_newest_activity_first_with_total_and_pagination(api, person
     last = api.get(BASE, params={"limit": 2, "offset": 4}, headers=person.headers).json()
     assert [c["id"] for c in first["items"] + second["items"] + last["items"]] == order
     assert (first["total"], second["total"], len(last["items"])) == (5, 5, 1)
+    past_the_end = api.get(BASE, params={"offset": 50}, headers=person.headers).json()
+    assert past_the_end == {"items": [], "total": 5}
 
 
 def test_a_huge_limit_is_capped_at_the_server_maximum(api, sql, person):
@@ -259,8 +262,7 @@ def test_an_expired_lease_is_inactive_and_can_be_taken_by_another_holder(api, sq
     cid = create_conversation(api, shared.headers)["id"]
     api.put(lease_path(cid), json={"holder": "crashed"}, headers=shared.agent)
     sql.execute(
-        "UPDATE agent_runs SET expires_at = now() - interval '1 second'"
-        " WHERE conversation_id = %s",
+        "UPDATE agent_runs SET expires_at = now() - interval '1 second' WHERE conversation_id = %s",
         (cid,),
     )
     assert active(api, shared.headers, cid) is False

@@ -58,9 +58,7 @@ def test_migrate_again_is_a_no_op_at_head(backend_env, database_url, sql):
     assert _state(sql) == before
 
 
-def test_seed_twice_leaves_one_of_each_demo_user_and_their_passwords_working(
-    api, seeded, sql
-):
+def test_seed_twice_leaves_one_of_each_demo_user_and_their_passwords_working(api, seeded, sql):
     run_cli(["seed"], {**os.environ, **seeded})
     rows = sql.execute(
         "SELECT username, count(*), min(roles::text) FROM users"

@@ -27,7 +27,9 @@ def _headers(as_user, as_agent, role: str, via: str) -> dict[str, str]:
 def test_only_admins_create_users(api, sql, as_user, as_agent, role, via):
     username = f"rbac_{role}_{via}_{uuid.uuid4().hex[:6]}"
     body = {"username": username, "password": "long-enough-pw", "roles": ["viewer"]}
-    response = api.post("/api/admin/users", json=body, headers=_headers(as_user, as_agent, role, via))
+    response = api.post(
+        "/api/admin/users", json=body, headers=_headers(as_user, as_agent, role, via)
+    )
     stored = scalar(sql, "SELECT count(*) FROM users WHERE username = %s", username)
     if ADMIN_ONLY[role]:
         assert response.status_code == 201, response.text

@@ -66,10 +66,8 @@ def write_config(prefix: Path, values: Mapping[str, str]) -> Path:
 
 
 @contextmanager
-def run_gateway(
-    prefix: Path, *, backend: str, agent: str, static_root: Path
-) -> Iterator[str]:
-    """nginx in front of `backend` and `agent` (host:port), serving `static_root`; yields its URL."""
+def run_gateway(prefix: Path, *, backend: str, agent: str, static_root: Path) -> Iterator[str]:
+    """nginx before `backend` and `agent` (host:port), serving `static_root`; yields its URL."""
     binary = nginx_binary()
     if binary is None:
         raise FileNotFoundError("nginx is not installed")

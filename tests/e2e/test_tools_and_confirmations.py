@@ -53,7 +53,9 @@ def test_tool_cards_turn_into_a_check_and_a_cross_with_expandable_details(
 
 
 def test_a_confirmation_is_confirmed_and_another_rejected(page: Page, llm: FakeLLM) -> None:
-    llm.enqueue(DEPLOY, {"text": "Deployed to staging."}, DEPLOY, {"text": "Understood, no deploy."})
+    llm.enqueue(
+        DEPLOY, {"text": "Deployed to staging."}, DEPLOY, {"text": "Understood, no deploy."}
+    )
     login(page)
     open_chat(page)
     send(page, "Deploy dashboard 42 to staging")
@@ -97,9 +99,7 @@ def test_a_pending_confirmation_survives_a_reload_and_can_still_be_confirmed(
     expect(page.get_by_test_id("user-message")).to_have_text("Deploy dashboard 42 to staging")
     screenshot(page, "confirmation-after-reload")
     card.get_by_test_id("confirm").click()
-    expect(page.get_by_test_id("assistant-message").last).to_have_text(
-        "Deployed after the reload."
-    )
+    expect(page.get_by_test_id("assistant-message").last).to_have_text("Deployed after the reload.")
     page.reload()
     expect(page.get_by_test_id("decision-record")).to_have_attribute("data-decision", "confirm")
     expect(page.get_by_test_id("confirm-card")).to_have_attribute("data-active", "false")

@@ -4,11 +4,12 @@ environment points at never disturb the seeded demo set other tests read."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+import httpx
 import psycopg
 import pytest
 from psycopg.types.json import Jsonb
@@ -98,3 +99,31 @@ def sample_has_table(data_dir: Path) -> Callable[[str], bool]:
         return bool(row[0])
 
     return check
+
+
+@pytest.fixture()
+def inventory_pending(
+    api: httpx.Client,
+    as_user: dict[str, dict[str, str]],
+    sql: psycopg.Connection,
+    data_dir: Path,
+) -> Iterator[None]:
+    """The seeded state before and after the test: the inventory migration pending and
+    dashboard 23's latest validation failing (other suites expect a failing demo)."""
+
+    def reset() -> None:
+        with closing(sqlite3.connect(data_dir / "sample.db")) as conn:
+            conn.executescript(
+                "DROP TABLE IF EXISTS inventory_snapshots;"
+                "DROP INDEX IF EXISTS ix_inventory_snapshots_product_date;"
+            )
+        sql.execute(
+            "DELETE FROM datasource_migrations WHERE datasource = 'sample' "
+            "AND migration_id = '20261101_inventory_snapshots'"
+        )
+
+    reset()
+    yield
+    reset()
+    response = api.post("/api/dashboards/23/validate", headers=as_user["viewer"])
+    assert response.json()["status"] == "failing", response.text

@@ -67,15 +67,20 @@ def test_fixing_the_marketing_funnel_on_a_branch_makes_production_ok(api, as_use
     assert 17 in search_ids(api, viewer, status="failing")
 
 
-def test_applying_the_inventory_migration_makes_inventory_health_ok(api, as_user, sample_has_table):
+def test_applying_the_inventory_migration_makes_inventory_health_ok(
+    api, as_user, sample_has_table, inventory_pending
+):
     viewer = as_user["viewer"]
-    if not sample_has_table("inventory_snapshots"):
-        run = api.post("/api/dashboards/23/validate", headers=viewer).json()
-        assert run["status"] == "failing"
-        assert all("inventory_snapshots" in c["message"] for c in run["charts"])
-        applied = api.post(INVENTORY_MIGRATION, headers=as_user["admin"])
-        assert applied.status_code in (200, 201), applied.text
+    run = api.post("/api/dashboards/23/validate", headers=viewer).json()
+    assert run["status"] == "failing"
+    assert all("no such table: inventory_snapshots" in c["message"] for c in run["charts"])
+    assert 23 in search_ids(api, viewer, status="failing")
+
+    applied = api.post(INVENTORY_MIGRATION, headers=as_user["admin"])
+    assert applied.status_code == 200, applied.text
     assert sample_has_table("inventory_snapshots")
+
     run = api.post("/api/dashboards/23/validate", headers=viewer).json()
     assert run["status"] == "ok", run
+    assert all(c["status"] == "ok" and c["row_count"] > 0 for c in run["charts"])
     assert 23 in search_ids(api, viewer, status="ok")

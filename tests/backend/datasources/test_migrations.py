@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 
 import httpx
+import psycopg
 import pytest
 
 from tests.backend.support import assert_error, audit_rows
@@ -24,6 +25,16 @@ def listed(api: httpx.Client, headers: dict[str, str], datasource: str = "sample
     response = api.get(f"/api/datasources/{datasource}/migrations", headers=headers)
     assert response.status_code == 200, response.text
     return {item["id"]: item for item in response.json()["items"]}
+
+
+def last_ids(sql: psycopg.Connection) -> tuple[int, int]:
+    """The newest audit and operational log ids: rows after them belong to this test."""
+    row = sql.execute(
+        "SELECT (SELECT coalesce(max(id), 0) FROM assistant_audit),"
+        " (SELECT coalesce(max(id), 0) FROM operational_logs)"
+    ).fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1])
 
 
 def test_the_sample_datasource_ships_two_pending_migrations(api, as_user, pending_sample):
@@ -44,6 +55,7 @@ def test_a_datasource_without_shipped_migrations_lists_none(api, as_user, wareho
 def test_applying_a_migration_creates_the_table_records_who_and_refuses_a_second_apply(
     api, as_user, sql, pending_sample
 ):
+    audit_mark, log_mark = last_ids(sql)
     response = api.post(apply_path(INVENTORY), headers=as_user["admin"])
     assert response.status_code == 200, response.text
     body = response.json()
@@ -63,14 +75,14 @@ def test_applying_a_migration_creates_the_table_records_who_and_refuses_a_second
         (INVENTORY,),
     ).fetchall()
     assert recorded == [("admin",)]
-    audits = audit_rows(sql, resource_id=f"sample/{INVENTORY}")
+    audits = [a for a in audit_rows(sql, resource_id=f"sample/{INVENTORY}") if a["id"] > audit_mark]
     assert [(a["action"], a["outcome"], a["actor_username"]) for a in audits] == [
         ("datasource.migration.apply", "success", "admin")
     ]
     logged = sql.execute(
         "SELECT level, message FROM operational_logs WHERE source = 'datasources' "
-        "AND details->>'migration_id' = %s",
-        (INVENTORY,),
+        "AND details->>'migration_id' = %s AND id > %s",
+        (INVENTORY, log_mark),
     ).fetchall()
     assert logged == [("info", f"Migration {INVENTORY} on datasource sample applied by admin")]
 
@@ -103,6 +115,7 @@ def test_two_simultaneous_applies_run_the_migration_once(
 def test_a_failing_migration_rolls_back_and_records_only_a_failed_audit_row(
     api, as_user, sql, pending_sample
 ):
+    audit_mark, _ = last_ids(sql)
     # Drift: an index of the migration's name already exists, so its last statement fails
     # after the CREATE TABLE and the INSERT have run.
     with closing(sqlite3.connect(pending_sample)) as conn:
@@ -120,7 +133,11 @@ def test_a_failing_migration_rolls_back_and_records_only_a_failed_audit_row(
     assert sql.execute(
         "SELECT count(*) FROM datasource_migrations WHERE datasource = 'sample'"
     ).fetchone() == (0,)
-    audits = audit_rows(sql, resource_id=f"sample/{INVENTORY}", outcome="failure")
+    audits = [
+        a
+        for a in audit_rows(sql, resource_id=f"sample/{INVENTORY}", outcome="failure")
+        if a["id"] > audit_mark
+    ]
     assert len(audits) == 1 and "already exists" in audits[0]["details"]["error"]
     level = sql.execute(
         "SELECT level FROM operational_logs WHERE source = 'datasources' "

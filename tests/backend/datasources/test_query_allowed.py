@@ -177,21 +177,6 @@ def test_a_database_error_is_sql_error_with_the_databases_short_message(
     assert "postgresql://" not in error["message"] and "Traceback" not in error["message"]
 
 
-def test_a_database_error_is_written_to_the_operational_log(query, sql):
-    marker = "SELECT campaign_id AS oplog_marker_x FROM events"
-    assert_error(query("sample", marker), 422, "SQL_ERROR")
-    row = sql.execute(
-        "SELECT level, source, message FROM operational_logs "
-        "WHERE details->>'sql' = %s ORDER BY id DESC LIMIT 1",
-        (marker,),
-    ).fetchone()
-    assert row == (
-        "warning",
-        "datasources",
-        "Query on datasource sample failed: no such column: campaign_id",
-    )
-
-
 @pytest.mark.parametrize(
     ("body", "field"),
     [({"sql": ""}, "sql"), ({"sql": "SELECT 1", "limit": 0}, "limit"), ({}, "sql")],

@@ -120,6 +120,50 @@ export interface paths {
         patch: operations["update_api_assistant_conversations__conversation_id__patch"];
         trace?: never;
     };
+    "/api/assistant/conversations/{conversation_id}/attachments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List
+         * @description The conversation's attachments, oldest first (without their extracted text).
+         */
+        get: operations["list__api_assistant_conversations__conversation_id__attachments_get"];
+        put?: never;
+        /**
+         * Create
+         * @description Record one message's attachments (agent service, on behalf of the owner).
+         */
+        post: operations["create_api_assistant_conversations__conversation_id__attachments_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/assistant/conversations/{conversation_id}/attachments/{attachment_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get
+         * @description One attachment with the text the agent extracted from it.
+         */
+        get: operations["get_api_assistant_conversations__conversation_id__attachments__attachment_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/assistant/conversations/{conversation_id}/history": {
         parameters: {
             query?: never;
@@ -673,6 +717,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/storage/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Files
+         * @description Objects whose key starts with `prefix` (e.g. `exports/` or `exports/sales`), recursively, in key order, as `{items: [{key, size, last_modified}], truncated}`. Keys are relative and '/'-separated. Refused with 422 INVALID_KEY: '.' or '..' segments, absolute paths, backslashes, NUL and other control characters, percent-encoded traversal (the key is decoded once more and re-checked), keys over 1024 bytes, and (local store) keys whose real path leaves the store through a symlink.
+         */
+        get: operations["list_files_api_storage_list_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/storage/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read File
+         * @description One whole text file as `{key, size, content_type, content}`. A file larger than settings.storage.max_read_bytes is 413 FILE_TOO_LARGE (`details.limit`, `details.size`); a binary file (NUL bytes or invalid UTF-8) is 415 UNSUPPORTED_FILE; a missing key is 404. Keys are relative and '/'-separated. Refused with 422 INVALID_KEY: '.' or '..' segments, absolute paths, backslashes, NUL and other control characters, percent-encoded traversal (the key is decoded once more and re-checked), keys over 1024 bytes, and (local store) keys whose real path leaves the store through a symlink.
+         */
+        get: operations["read_file_api_storage_read_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -776,6 +860,113 @@ export interface components {
             tags: string[];
             /** Title */
             title: string;
+        };
+        /**
+         * AttachmentBatch
+         * @description One message's files, recorded together (all or none).
+         */
+        AttachmentBatch: {
+            /** Items */
+            items: components["schemas"]["AttachmentCreate"][];
+            /**
+             * Message Id
+             * @description the user message they came with
+             */
+            message_id?: number | null;
+        };
+        /** AttachmentCreate */
+        AttachmentCreate: {
+            /**
+             * Content Type
+             * @enum {string}
+             */
+            content_type: "application/pdf" | "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" | "text/csv" | "application/json" | "image/png" | "image/jpeg";
+            /** Extracted Text */
+            extracted_text?: string | null;
+            /** Name */
+            name: string;
+            /** Sha256 */
+            sha256: string;
+            /**
+             * Size
+             * @description bytes of the original file
+             */
+            size: number;
+            /**
+             * Truncated
+             * @description the extracted text is not the whole file
+             * @default false
+             */
+            truncated: boolean;
+        };
+        /** AttachmentDetail */
+        AttachmentDetail: {
+            /** Content Type */
+            content_type: string;
+            /**
+             * Conversation Id
+             * Format: uuid
+             */
+            conversation_id: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Extracted Text */
+            extracted_text: string | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Message Id */
+            message_id: number | null;
+            /** Name */
+            name: string;
+            /** Sha256 */
+            sha256: string;
+            /** Size */
+            size: number;
+            /** Truncated */
+            truncated: boolean;
+        };
+        /** AttachmentPage */
+        AttachmentPage: {
+            /** Items */
+            items: components["schemas"]["AttachmentRead"][];
+            /** Total */
+            total: number;
+        };
+        /** AttachmentRead */
+        AttachmentRead: {
+            /** Content Type */
+            content_type: string;
+            /**
+             * Conversation Id
+             * Format: uuid
+             */
+            conversation_id: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Message Id */
+            message_id: number | null;
+            /** Name */
+            name: string;
+            /** Sha256 */
+            sha256: string;
+            /** Size */
+            size: number;
+            /** Truncated */
+            truncated: boolean;
         };
         /** AuditPage */
         AuditPage: {
@@ -1257,6 +1448,51 @@ export interface components {
         ErrorResponse: {
             error: components["schemas"]["ErrorBody"];
         };
+        /** FileItem */
+        FileItem: {
+            /** Key */
+            key: string;
+            /**
+             * Last Modified
+             * Format: date-time
+             */
+            last_modified: string;
+            /**
+             * Size
+             * @description bytes
+             */
+            size: number;
+        };
+        /** FileList */
+        FileList: {
+            /**
+             * Items
+             * @description in key order
+             */
+            items: components["schemas"]["FileItem"][];
+            /**
+             * Truncated
+             * @description true when more objects match than `limit`
+             */
+            truncated: boolean;
+        };
+        /** FileRead */
+        FileRead: {
+            /**
+             * Content
+             * @description the whole file, decoded as UTF-8
+             */
+            content: string;
+            /** Content Type */
+            content_type: string;
+            /** Key */
+            key: string;
+            /**
+             * Size
+             * @description bytes
+             */
+            size: number;
+        };
         /** HealthRead */
         HealthRead: {
             /** Dashboard Id */
@@ -1289,11 +1525,6 @@ export interface components {
             has_more: boolean;
             /** Items */
             items: components["schemas"]["MessageRead"][];
-        };
-        /** HTTPValidationError */
-        HTTPValidationError: {
-            /** Detail */
-            detail?: components["schemas"]["ValidationError"][];
         };
         /**
          * Lang
@@ -1654,19 +1885,6 @@ export interface components {
              */
             ref?: string | null;
         };
-        /** ValidationError */
-        ValidationError: {
-            /** Context */
-            ctx?: Record<string, never>;
-            /** Input */
-            input?: unknown;
-            /** Location */
-            loc: (string | number)[];
-            /** Message */
-            msg: string;
-            /** Error Type */
-            type: string;
-        };
         /** VersionRead */
         VersionRead: {
             /** Author */
@@ -1939,7 +2157,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -2157,6 +2375,195 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConversationRead"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list__api_assistant_conversations__conversation_id__attachments_get: {
+        parameters: {
+            query?: {
+                /** @description Capped at the server maximum */
+                limit?: number | null;
+                offset?: number;
+            };
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AttachmentPage"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_api_assistant_conversations__conversation_id__attachments_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AttachmentBatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AttachmentPage"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_api_assistant_conversations__conversation_id__attachments__attachment_id__get: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path: {
+                attachment_id: string;
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AttachmentDetail"];
                 };
             };
             /** @description UNAUTHORIZED */
@@ -2504,7 +2911,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -2657,15 +3064,6 @@ export interface operations {
             };
             /** @description NOT_FOUND */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description CONFLICT */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3377,7 +3775,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3438,7 +3836,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3654,7 +4052,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description Error */
@@ -3964,6 +4362,157 @@ export interface operations {
             };
             /** @description INVALID_INPUT */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_files_api_storage_list_get: {
+        parameters: {
+            query?: {
+                /** @description capped at 1000 */
+                limit?: number;
+                /** @description e.g. exports/ */
+                prefix?: string | null;
+            };
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileList"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    read_file_api_storage_read_get: {
+        parameters: {
+            query: {
+                /** @description e.g. exports/sales_2026_10.csv */
+                key: string;
+            };
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileRead"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,165 @@
+"""docker-compose.yml and the Dockerfiles agree with the real commands, ports, settings and
+gateway template (there is no Docker engine here, so this is checked by reading them)."""
+
+from __future__ import annotations
+
+import ast
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from agent.config import Settings as AgentSettings
+from agent_chat.cli import build_parser
+from backend.config import Settings as BackendSettings
+from backend.main import create_app
+from tests.e2e.gateway import TEMPLATE, placeholders
+
+ROOT = Path(__file__).resolve().parents[2]
+COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+SERVICES: dict[str, Any] = COMPOSE["services"]
+ALL_INTERFACES = "0.0.0.0"  # noqa: S104 (inside a container, as the services bind)
+REQUIRED_SECRET = re.compile(r"^\$\{[A-Z_]+:\?[^}]+\}$")
+
+
+def _command(service: str) -> list[str]:
+    """The agent-chat invocation a service runs (the last one of a `sh -c` chain)."""
+    command = SERVICES[service]["command"]
+    if command[:2] == ["sh", "-c"]:
+        return shlex.split(command[2].split("&&")[-1].replace("exec ", ""))
+    return list(command)
+
+
+def _cli_defaults(subcommand: str) -> dict[str, Any]:
+    return vars(build_parser().parse_args([subcommand]))
+
+
+def _parsed(service: str) -> dict[str, Any]:
+    argv = _command(service)
+    assert argv[0] == "agent-chat", argv
+    return vars(build_parser().parse_args(argv[1:]))
+
+
+def _env(service: str) -> dict[str, str]:
+    return {k: str(v) for k, v in SERVICES[service].get("environment", {}).items()}
+
+
+def _dockerfile(service: str) -> Path:
+    build = SERVICES[service]["build"]
+    return ROOT / build["context"] / build["dockerfile"]
+
+
+def test_the_stack_is_postgres_backend_agent_and_nginx_each_health_checked_and_restarted():
+    assert set(SERVICES) == {"postgres", "backend", "agent", "nginx"}
+    for name, service in SERVICES.items():
+        assert service.get("restart") in ("unless-stopped", "always"), name
+        assert service["healthcheck"]["test"], name
+
+
+def test_services_start_in_order_of_health():
+    depends = {name: s.get("depends_on", {}) for name, s in SERVICES.items()}
+    assert depends["backend"] == {"postgres": {"condition": "service_healthy"}}
+    assert depends["agent"] == {"backend": {"condition": "service_healthy"}}
+    assert depends["nginx"] == {
+        "backend": {"condition": "service_healthy"},
+        "agent": {"condition": "service_healthy"},
+    }
+
+
+def test_the_backend_migrates_and_seeds_before_serving_on_the_cli_default_port():
+    script = SERVICES["backend"]["command"][2]
+    steps = [step.strip() for step in script.split("&&")]
+    assert steps[:2] == ["agent-chat migrate", "agent-chat seed"]
+    for step in steps[:2]:  # each is a real subcommand
+        build_parser().parse_args(shlex.split(step)[1:])
+    backend = _parsed("backend")
+    assert backend["command"] == "backend"
+    assert backend["port"] == _cli_defaults("backend")["port"] == 8000
+    assert backend["host"] == ALL_INTERFACES
+
+
+def test_the_agent_runs_the_agent_subcommand_on_the_cli_default_port():
+    agent = _parsed("agent")
+    assert agent["command"] == "agent"
+    assert agent["port"] == _cli_defaults("agent")["port"] == 7860
+    assert agent["host"] == ALL_INTERFACES
+    assert _env("agent")["BACKEND_URL"] == f"http://backend:{_parsed('backend')['port']}"
+
+
+def test_health_checks_call_routes_the_services_really_serve():
+    backend_check = " ".join(SERVICES["backend"]["healthcheck"]["test"])
+    url = re.search(r"http://127\.0\.0\.1:(\d+)(/\w+)", backend_check)
+    assert url is not None and int(url.group(1)) == _parsed("backend")["port"]
+    settings = BackendSettings(env="development", database_url="postgresql://x@127.0.0.1:1/x")
+    routes = {getattr(r, "path", "") for r in create_app(settings).routes}
+    assert url.group(2) in routes
+
+    agent_check = " ".join(SERVICES["agent"]["healthcheck"]["test"])
+    url = re.search(r"http://127\.0\.0\.1:(\d+)(/\w+)", agent_check)
+    assert url is not None and int(url.group(1)) == _parsed("agent")["port"]
+    assert url.group(2) in _agent_get_routes()
+
+
+def _agent_get_routes() -> set[str]:
+    """Paths of `@app.get(...)` routes in agent/app.py (importing it would load Gradio)."""
+    tree = ast.parse((ROOT / "agent" / "app.py").read_text())
+    paths = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
+            paths.add(str(node.args[0].value))
+    return paths
+
+
+def test_nginx_gets_every_template_value_and_points_at_the_real_services():
+    env = _env("nginx")
+    assert placeholders(TEMPLATE.read_text()) <= set(env)
+    assert env["BACKEND_UPSTREAM"] == f"backend:{_parsed('backend')['port']}"
+    assert env["AGENT_UPSTREAM"] == f"agent:{_parsed('agent')['port']}"
+    published = [p.rsplit(":", 1)[1] for p in SERVICES["nginx"]["ports"]]
+    assert published == [env["LISTEN"]]
+    dockerfile = _dockerfile("nginx").read_text()
+    assert "COPY nginx/default.conf.template /etc/nginx/templates/" in dockerfile
+    assert f"STATIC_ROOT={env['STATIC_ROOT']}" in dockerfile
+    assert f"COPY --from=client /frontend/dist {env['STATIC_ROOT']}" in dockerfile
+
+
+@pytest.mark.parametrize("service", ["backend", "agent"])
+def test_python_service_variables_are_settings_the_processes_read(service: str):
+    fields = set(BackendSettings.model_fields) | set(AgentSettings.model_fields)
+    for name in _env(service):
+        assert name.lower() in fields or name.startswith("SEED_"), name
+    for seed in ("SEED_ADMIN_PASSWORD", "SEED_EDITOR_PASSWORD", "SEED_VIEWER_PASSWORD"):
+        assert seed.lower() in BackendSettings.model_fields
+
+
+@pytest.mark.parametrize("service", ["backend", "agent"])
+def test_secrets_come_from_the_environment_and_are_required(service: str):
+    env = _env(service)
+    assert env["ENV"] == "production"
+    for secret in ("JWT_SECRET", "AGENT_CLIENT_SECRET"):
+        assert REQUIRED_SECRET.match(env[secret]), env[secret]
+    assert ":?" in env["DATABASE_URL"]
+    assert "@postgres:5432/" in env["DATABASE_URL"]
+
+
+def test_the_python_image_holds_every_package_and_the_migrations():
+    dockerfile = _dockerfile("backend").read_text()
+    assert _dockerfile("agent") == _dockerfile("backend")
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    packages = re.search(r"packages = \[([^\]]+)\]", pyproject)
+    assert packages is not None
+    for package in re.findall(r'"(\w+)"', packages.group(1)):
+        assert f"COPY {package} ./{package}" in dockerfile
+    for source in re.findall(r"^COPY (?!--)(.+) \S+$", dockerfile, flags=re.M):
+        for path in source.split():
+            assert (ROOT / path).exists(), path
+    assert "uv sync --frozen --no-dev" in dockerfile

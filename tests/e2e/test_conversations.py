@@ -1,0 +1,75 @@
+"""The conversation list, the full-page variant, the language switch and a second tab."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import Browser, Page, expect
+
+from tests.e2e.conftest import login, open_chat, screenshot, send
+from tests.fakes.llm_server import FakeLLM
+
+
+def test_a_conversation_is_archived_and_restored(page: Page, llm: FakeLLM) -> None:
+    llm.enqueue({"text": "Noted."})
+    login(page)
+    page.goto("/chat")  # the embedded full-page variant of the same chat
+    page.get_by_test_id("new-conversation").click()
+    send(page, "Remember the quarterly numbers")
+    expect(page.get_by_test_id("assistant-message")).to_have_text("Noted.")
+
+    item = page.get_by_test_id("conversation").filter(has_text="Remember the quarterly numbers")
+    expect(item).to_contain_text(re.compile(r"\d{4}.* · 2 messages"))
+    screenshot(page, "full-page-chat")
+    item.get_by_test_id("archive-item").click()
+    expect(item).to_have_count(0)
+    expect(page.get_by_text("This conversation is archived")).to_be_visible()
+
+    page.get_by_test_id("show-archived").click()
+    archived = page.get_by_test_id("conversation").filter(has_text="Remember the quarterly")
+    expect(archived).to_have_count(1)
+    screenshot(page, "archived-list")
+    archived.get_by_test_id("restore").click()
+    expect(archived).to_have_count(0)
+
+    page.get_by_role("tab", name="Active").click()
+    restored = page.get_by_test_id("conversation").filter(has_text="Remember the quarterly")
+    expect(restored).to_have_count(1)
+    expect(page.get_by_test_id("composer")).to_be_enabled()
+
+
+def test_the_interface_switches_to_russian_and_stays_russian_after_a_reload(
+    page: Page, llm: FakeLLM
+) -> None:
+    login(page)
+    page.get_by_test_id("language").select_option("ru")
+    expect(page.get_by_role("heading", name="Дашборды")).to_be_visible()
+    expect(page.get_by_test_id("assistant-toggle")).to_have_text("Открыть ассистента")
+    page.reload()
+    page.get_by_test_id("assistant-toggle").click()
+    page.get_by_test_id("new-conversation").click()
+    expect(page.get_by_test_id("send")).to_have_text("Отправить")
+    expect(page.get_by_test_id("composer")).to_have_attribute(
+        "placeholder", "Сообщение ассистенту…"
+    )
+    assert page.evaluate("document.documentElement.lang") == "ru"
+    screenshot(page, "russian")
+
+
+def test_a_second_tab_is_told_the_conversation_is_busy(
+    page: Page, browser: Browser, gateway: str, llm: FakeLLM
+) -> None:
+    llm.enqueue({"text": " ".join(["slow"] * 60), "delay_ms": 100})
+    login(page)
+    open_chat(page)
+    send(page, "Take your time")
+    expect(page.get_by_test_id("assistant-message")).to_contain_text("slow")
+
+    other = page.context.new_page()  # same browser session: same sign-in, same conversation
+    other.goto("/chat")
+    other.get_by_test_id("composer").fill("Me too")
+    other.get_by_test_id("send").click()
+    expect(other.get_by_test_id("error")).to_have_attribute("data-code", "CONVERSATION_BUSY")
+    expect(other.get_by_test_id("error")).to_contain_text("another tab")
+    screenshot(other, "second-tab-busy")
+    page.get_by_test_id("stop").click()

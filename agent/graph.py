@@ -23,6 +23,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
+from pydantic import SecretStr
 
 from agent.config import Settings
 from agent.context import Context
@@ -43,7 +44,7 @@ def build_model(settings: Settings) -> BaseChatModel:
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else "not-needed"
     return ChatOpenAI(
         base_url=settings.llm_api_base,
-        api_key=key,  # type: ignore[arg-type]
+        api_key=SecretStr(key),
         model=settings.model_name,
         streaming=True,
         stream_usage=True,
@@ -52,7 +53,7 @@ def build_model(settings: Settings) -> BaseChatModel:
     )
 
 
-def _describe(tool_call: ToolCall, state: Any, runtime: Runtime[Context]) -> str:
+def _describe(tool_call: ToolCall, state: Any, runtime: Runtime[Any]) -> str:
     return describe_call(tool_call["name"], tool_call["args"])
 
 
@@ -116,7 +117,7 @@ async def open_checkpointer(database_url: str) -> AsyncIterator[AsyncPostgresSav
     )
     await pool.open(wait=True)
     try:
-        saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+        saver = AsyncPostgresSaver(pool)
         await saver.setup()
         yield saver
     finally:

@@ -17,7 +17,10 @@ from langgraph.types import Command, Interrupt, StateSnapshot
 
 Action = Literal["confirm", "reject"]
 ALLOWED: list[Action] = ["confirm", "reject"]
-DECISIONS: dict[str, dict[str, str]] = {"confirm": {"type": "approve"}, "reject": {"type": "reject"}}
+DECISIONS: dict[str, dict[str, str]] = {
+    "confirm": {"type": "approve"},
+    "reject": {"type": "reject"},
+}
 
 
 class ConfirmationError(Exception):

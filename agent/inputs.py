@@ -74,9 +74,7 @@ def _focus(raw: Any) -> dict[str, Any] | None:
     return value
 
 
-def parse(
-    message: Any, conversation_id: Any, action: Any, focus: Any, *, max_chars: int
-) -> Submit:
+def parse(message: Any, conversation_id: Any, action: Any, focus: Any, *, max_chars: int) -> Submit:
     """Check one submit's inputs; raise InputError with a clear message."""
     text, files = _message_parts(message)
     try:

@@ -13,7 +13,7 @@ from typing import Any
 import openai
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ToolCallRequest
-from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, SystemMessage, ToolMessage
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command
 from pydantic import ValidationError
@@ -82,10 +82,11 @@ class ToolErrors(AgentMiddleware[Any, Context, Any]):
             # Anything else is our bug, not the model's: log the stack here, show a safe line.
             log.exception("tool %s failed", name)
             return tool_error(request, "TOOL_FAILED", f"The tool {name} failed unexpectedly.")
-        if isinstance(result, ToolMessage) and result.status == "error":
-            if not _is_error_json(result.content):
-                text = str(result.content)[:MAX_ERROR_CHARS]
-                return tool_error(request, "INVALID_ARGUMENTS", text)
+        if not isinstance(result, ToolMessage) or result.status != "error":
+            return result
+        if not _is_error_json(result.content):
+            text = str(result.content)[:MAX_ERROR_CHARS]
+            return tool_error(request, "INVALID_ARGUMENTS", text)
         return result
 
 
@@ -118,7 +119,7 @@ class ModelInput(AgentMiddleware[Any, Context, Any]):
             extra += focus_note(context.focus)
             system = SystemMessage(content=f"{system.text if system else ''}{extra}")
         budget = self.max_input_tokens - (message_tokens([system]) if system else 0)
-        messages = fit_to_budget(list(request.messages), max(budget, 200))
+        messages: list[AnyMessage] = fit_to_budget(list(request.messages), max(budget, 200))
         return await handler(request.override(messages=messages, system_message=system))
 
 

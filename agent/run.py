@@ -16,8 +16,9 @@ from typing import Any
 
 from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphRecursionError
-from langgraph.types import Command
+from langgraph.types import Command, StreamMode
 
 from agent import hitl, inputs
 from agent.auth import AuthError, bearer_token, verify_user
@@ -31,7 +32,7 @@ from agent.middleware import LlmError
 from agent.stream import Turn, apply, updates
 
 log = logging.getLogger(__name__)
-STREAM_MODES = ["messages", "updates", "custom"]
+STREAM_MODES: list[StreamMode] = ["messages", "updates", "custom"]
 
 
 class RunError(Exception):
@@ -53,11 +54,18 @@ class Runner:
         self.agent = agent
 
     async def chat(
-        self, message: Any, conversation_id: Any, action: Any, focus: Any, headers: Mapping[str, str]
+        self,
+        message: Any,
+        conversation_id: Any,
+        action: Any,
+        focus: Any,
+        headers: Mapping[str, str],
     ) -> AsyncIterator[list[dict[str, Any]]]:
         """Stream this turn's assistant messages (CONTRACT.md stream protocol)."""
         turn = Turn(thread_id=str(conversation_id or ""))
-        task = asyncio.create_task(self._run(turn, message, conversation_id, action, focus, headers))
+        task = asyncio.create_task(
+            self._run(turn, message, conversation_id, action, focus, headers)
+        )
         try:
             async for snapshot in updates(turn):
                 yield snapshot
@@ -96,7 +104,11 @@ class Runner:
             raise RunError("UNAUTHORIZED", exc.message) from exc
         try:
             submit = inputs.parse(
-                message, conversation_id, action, focus, max_chars=self.settings.agent.max_message_chars
+                message,
+                conversation_id,
+                action,
+                focus,
+                max_chars=self.settings.agent.max_message_chars,
             )
         except inputs.InputError as exc:
             raise RunError(exc.code, exc.message) from exc
@@ -113,7 +125,9 @@ class Runner:
         try:
             await lease.acquire(wait_s=self.settings.agent.confirm_wait_s if submit.action else 0)
         except Busy as exc:
-            raise RunError("CONVERSATION_BUSY", "This conversation is busy with another run.") from exc
+            raise RunError(
+                "CONVERSATION_BUSY", "This conversation is busy with another run."
+            ) from exc
         try:
             await Session(self, turn, context, submit, lease).run()
         finally:
@@ -128,11 +142,15 @@ class Runner:
                 raise RunError("NOT_FOUND", "Conversation not found.") from exc
             if exc.status == 401:
                 raise RunError("UNAUTHORIZED", exc.message) from exc
-            raise RunError("BACKEND_UNAVAILABLE", "The platform is not answering; try again.") from exc
+            raise RunError(
+                "BACKEND_UNAVAILABLE", "The platform is not answering; try again."
+            ) from exc
         if conversation.get("is_archived"):
             if submit.action:
                 raise RunError("CHECKPOINT_EXPIRED", "This conversation was archived.")
-            raise RunError("CONVERSATION_ARCHIVED", "This conversation is archived; restore it first.")
+            raise RunError(
+                "CONVERSATION_ARCHIVED", "This conversation is archived; restore it first."
+            )
 
 
 class Session:
@@ -147,7 +165,7 @@ class Session:
         self.context = context
         self.submit = submit
         self.lease = lease
-        self.config: dict[str, Any] = {
+        self.config: RunnableConfig = {
             "configurable": {"thread_id": context.conversation_id},
             "recursion_limit": recursion_limit(runner.settings),
         }
@@ -182,6 +200,7 @@ class Session:
 
     async def run(self) -> None:
         snapshot = await self.agent.aget_state(self.config)
+        graph_input: Command[Any] | dict[str, Any]
         if self.submit.action:
             graph_input = await self._resume(snapshot)
         else:
@@ -225,7 +244,9 @@ class Session:
             )
         for notice in attachments.notices:
             self.turn.notice(notice.code, notice.message)
-        self.human = HumanMessage(content=attachments.content(self.submit.text), id=str(uuid.uuid4()))
+        self.human = HumanMessage(
+            content=attachments.content(self.submit.text), id=str(uuid.uuid4())
+        )
         self.later(self._save_question(metadata, attachments))
         return {"messages": [*closing, self.human]}
 

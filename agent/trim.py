@@ -7,8 +7,9 @@ same rule everywhere, so the budget is a firm cap on what we send rather than an
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
-from langchain_core.messages import BaseMessage, HumanMessage, trim_messages
+from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, trim_messages
 from langchain_core.messages.utils import count_tokens_approximately
 
 TRUNCATION_MARK = " [...truncated]"
@@ -20,7 +21,7 @@ def message_tokens(messages: Sequence[BaseMessage]) -> int:
     return int(count_tokens_approximately(messages))
 
 
-def fit_to_budget(messages: list[BaseMessage], max_tokens: int) -> list[BaseMessage]:
+def fit_to_budget(messages: list[AnyMessage], max_tokens: int) -> list[AnyMessage]:
     """The most recent messages that fit in `max_tokens`, starting on a person's message.
 
     Older turns are dropped whole. When the current turn alone does not fit, it is kept and its
@@ -38,7 +39,7 @@ def fit_to_budget(messages: list[BaseMessage], max_tokens: int) -> list[BaseMess
         allow_partial=False,
     )
     if last_human is None or (kept and len(kept) >= len(messages) - last_human):
-        return list(kept)
+        return cast("list[AnyMessage]", kept)
     return _shrink(messages[last_human:], max_tokens)
 
 
@@ -49,7 +50,7 @@ def _last_human_index(messages: Sequence[BaseMessage]) -> int | None:
     return None
 
 
-def _shrink(messages: list[BaseMessage], max_tokens: int) -> list[BaseMessage]:
+def _shrink(messages: list[AnyMessage], max_tokens: int) -> list[AnyMessage]:
     """Cut the longest string contents until the messages fit or cannot shrink further."""
     out = list(messages)
     while message_tokens(out) > max_tokens:

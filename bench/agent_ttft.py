@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -131,6 +132,8 @@ async def _read_stream(
             seen_last = seen_last or LAST_TOKEN.search(line) is not None
             if ERROR_MESSAGE.search(line):
                 outcome.error = outcome.error or "error message in stream"
+            if "process_completed" not in line:
+                continue  # parse only the last message: the client's CPU is the servers' too
             message = json.loads(line[5:])
             if message.get("msg") == "process_completed":
                 if not message.get("success", False):
@@ -146,7 +149,11 @@ class Row:
     target: str
     concurrency: int
     samples: list[float]
-    errors: int
+    failures: list[str]
+
+    @property
+    def errors(self) -> int:
+        return len(self.failures)
 
     def pct(self, q: float) -> float | None:
         if not self.samples:
@@ -157,17 +164,17 @@ class Row:
 
 async def run_level(http: httpx.AsyncClient, target: Target, n: int, rounds: int) -> Row:
     samples: list[float] = []
-    errors = 0
+    failures: list[str] = []
     for _ in range(rounds):
         ids = await target.conversations(http, n)
         outcomes = await asyncio.gather(*(one_stream(http, target, cid) for cid in ids))
         for outcome in outcomes:
             if outcome.error or outcome.first_token_s is None:
-                errors += 1
+                failures.append(outcome.error or "no first token")
             if outcome.first_token_s is not None:
                 samples.append(outcome.first_token_s)
         await asyncio.sleep(0.5)  # let runs release their leases and persist
-    return Row(target.name, n, samples, errors)
+    return Row(target.name, n, samples, failures)
 
 
 def capacity(rows: list[Row], target: str) -> int:
@@ -290,7 +297,9 @@ def servers(work: Path) -> Iterator[tuple[str, str, str]]:
         yield backend, agent, echo
 
 
-async def measure(backend: str, agent: str, echo: str, levels: list[int], rounds_at_1: int) -> None:
+async def measure(
+    backend: str, agent: str, echo: str, *, levels: list[int], rounds_at_1: int, names: list[str]
+) -> None:
     limits = httpx.Limits(max_connections=2000, max_keepalive_connections=2000)
     timeout = httpx.Timeout(STREAM_TIMEOUT_S, connect=30.0, pool=STREAM_TIMEOUT_S)
     async with httpx.AsyncClient(limits=limits, timeout=timeout) as http:
@@ -302,6 +311,7 @@ async def measure(backend: str, agent: str, echo: str, levels: list[int], rounds
             Target("echo", echo + GRADIO),
             Target("agent", agent + GRADIO, {"Authorization": f"Bearer {token}"}, backend=backend),
         ]
+        targets = [t for t in targets if t.name in names]
         for target in targets:
             await target.discover(http)
             await run_level(http, target, 2, 1)  # warm-up, not reported
@@ -312,20 +322,24 @@ async def measure(backend: str, agent: str, echo: str, levels: list[int], rounds
                 rows.append(row)
                 print(
                     f"{target.name:>5} x{n:<3} p50 {ms(row.pct(0.5))} ms, "
-                    f"p95 {ms(row.pct(0.95))} ms, errors {row.errors}",
+                    f"p95 {ms(row.pct(0.95))} ms, "
+                    f"errors {row.errors} {dict(Counter(row.failures)) or ''}",
                     flush=True,
                 )
-        report(rows)
+        if len(targets) == 2:
+            report(rows)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--levels", default="1,10,25,50,100,200")
     parser.add_argument("--rounds-at-1", type=int, default=10)
+    parser.add_argument("--targets", default="echo,agent", help="which servers to measure")
     args = parser.parse_args()
     levels = [int(n) for n in args.levels.split(",")]
     with tempfile.TemporaryDirectory(prefix="agent-ttft-") as tmp, servers(Path(tmp)) as urls:
-        asyncio.run(measure(*urls, levels=levels, rounds_at_1=args.rounds_at_1))
+        names = args.targets.split(",")
+        asyncio.run(measure(*urls, levels=levels, rounds_at_1=args.rounds_at_1, names=names))
 
 
 if __name__ == "__main__":

@@ -20,9 +20,13 @@ async def record(
     message_id: int | None,
     prepared: PreparedAttachments,
 ) -> list[dict[str, Any]]:
-    """POST the attachment rows (one transaction in the backend); [] when there are none or the
-    backend refuses (logged: the turn itself already has the content)."""
+    """POST the attachment rows (one transaction in the backend); [] when there are none, when
+    the user message was not stored (no rows pointing at nothing), or when the backend refuses
+    (logged: the turn itself already has the content)."""
     if not prepared.documents:
+        return []
+    if message_id is None:
+        log.warning("user message not stored; %d attachments not recorded", len(prepared.documents))
         return []
     path = f"/api/assistant/conversations/{context.conversation_id}/attachments"
     body = {"message_id": message_id, "items": prepared.records()}

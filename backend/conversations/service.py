@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import timedelta
 
-from sqlalchemy import delete, func, select, text
+from sqlalchemy import case, delete, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -195,7 +195,12 @@ async def acquire_lease(
         .values(conversation_id=conversation_id, holder=holder, acquired_at=now, expires_at=expires)
         .on_conflict_do_update(
             index_elements=[AgentRun.conversation_id],
-            set_={"holder": holder, "expires_at": expires},
+            set_={
+                "holder": holder,
+                "expires_at": expires,
+                # A renewal by the same holder keeps its start; a takeover starts anew.
+                "acquired_at": case((AgentRun.holder == holder, AgentRun.acquired_at), else_=now),
+            },
             where=(AgentRun.expires_at < now) | (AgentRun.holder == holder),
         )
         .returning(AgentRun)
@@ -204,6 +209,9 @@ async def acquire_lease(
     if run is None:
         await session.rollback()
         raise Conflict("Another run holds this conversation", code="CONVERSATION_BUSY")
+    if run.acquired_at != now:  # a heartbeat renewal: not worth an audit row every few seconds
+        await session.commit()
+        return run
     audit.record(
         session=session,
         actor=actor,

@@ -49,11 +49,14 @@ class Chat:
 
 
 def collect(job: Job, timeout: float = 60) -> list[Messages]:
+    """Wait for the stream to end; its values, or the client's error (e.g. a refused upload)."""
     deadline = time.monotonic() + timeout
     while not job.done():
         if time.monotonic() > deadline:
             raise TimeoutError("the agent did not finish the stream")
         time.sleep(0.02)
+    if (error := job.exception()) is not None:
+        raise error
     return [_messages(out) for out in job.outputs()]
 
 

@@ -63,7 +63,11 @@ def test_cancel_mid_tokens_keeps_the_partial_text_and_the_next_turn_works(
 def test_cancel_mid_tool_leaves_no_dangling_tool_call(chat, tokens, conversation, fake_llm, api):
     cid = conversation()
     fake_llm.enqueue(
-        {"tool_calls": [{"name": "execute_sql", "args": {"datasource": "sample", "query": SLOW_SQL}}]}
+        {
+            "tool_calls": [
+                {"name": "execute_sql", "args": {"datasource": "sample", "query": SLOW_SQL}}
+            ]
+        }
     )
     job = chat.submit(tokens["admin"], cid, "Count to twenty million")
     wait_for(job, lambda m: "tool_start" in kinds(m))

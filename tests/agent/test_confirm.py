@@ -126,11 +126,18 @@ def test_confirm_after_archive_is_checkpoint_expired_and_runs_nothing(
     cid = conversation()
     ask_to_deploy(chat, tokens["admin"], cid, fake_llm)
     before = deployments(sql)
-    assert api.delete(f"/api/assistant/conversations/{cid}", headers=bearer(tokens["admin"])).status_code == 204
+    assert (
+        api.delete(
+            f"/api/assistant/conversations/{cid}", headers=bearer(tokens["admin"])
+        ).status_code
+        == 204
+    )
 
     assert error_code(chat.send(tokens["admin"], cid, action="confirm")) == "CHECKPOINT_EXPIRED"
 
-    restored = api.post(f"/api/assistant/conversations/{cid}/restore", headers=bearer(tokens["admin"]))
+    restored = api.post(
+        f"/api/assistant/conversations/{cid}/restore", headers=bearer(tokens["admin"])
+    )
     assert restored.status_code == 200
     assert error_code(chat.send(tokens["admin"], cid, action="confirm")) == "CHECKPOINT_EXPIRED"
     assert deployments(sql) == before
@@ -151,7 +158,9 @@ def test_a_new_message_while_a_confirmation_waits_rejects_it_first(
     assert_valid_for_any_provider(request)
     assert "did not confirm" in request["messages"][-2]["content"]
     assert deployments(sql) == before
-    decisions = [m["metadata"] for m in history(api, tokens["admin"], cid) if m["metadata"].get("type")]
+    decisions = [
+        m["metadata"] for m in history(api, tokens["admin"], cid) if m["metadata"].get("type")
+    ]
     assert decisions[-1]["decision"] == "reject" and decisions[-1]["reason"]
     assert error_code(chat.send(tokens["admin"], cid, action="confirm")) == (
         "NO_PENDING_CONFIRMATION"

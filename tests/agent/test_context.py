@@ -38,9 +38,7 @@ def test_the_second_turn_reaches_the_model_with_the_first(chat, tokens, conversa
     assert outputs[-1][0]["metadata"]["output"]["name"] == "ctx-it"
 
 
-def test_a_new_conversation_sees_none_of_another_ones_context(
-    chat, tokens, conversation, fake_llm
-):
+def test_a_new_conversation_sees_none_of_another_ones_context(chat, tokens, conversation, fake_llm):
     first, second = conversation(), conversation()
     fake_llm.enqueue({"text": "Noted: the codename is PELICAN."})
     chat.send(tokens["admin"], first, "Remember the codename PELICAN")

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from gradio_client import handle_file
 
@@ -168,11 +169,21 @@ def test_ten_megabytes_pass_and_one_byte_more_is_refused_by_the_server(
     assert len(fake_llm.requests) == 1  # no model call for the refused file
 
 
-def test_an_upload_far_past_the_limit_is_cut_off_by_the_upload_route(
-    chat, tokens, conversation, fake_llm, tmp_path
+def test_an_upload_far_past_the_limit_is_refused_by_the_upload_route_itself(
+    agent_url, chat, tokens, conversation, fake_llm, tmp_path
 ):
     huge = samples.sized(tmp_path / "huge.csv", LIMIT + 3 * 1024 * 1024)
-    with pytest.raises(Exception, match="maximum allowed size"):
+    with huge.open("rb") as f:
+        response = httpx.post(
+            agent_url + "/api/agent/gradio/gradio_api/upload",
+            files={"files": ("huge.csv", f, "text/csv")},
+            headers={"Authorization": f"Bearer {tokens['viewer']}"},
+            timeout=60,
+        )
+    assert response.status_code == 413, response.text
+    assert "maximum allowed size" in response.text
+    # the Gradio client reads the same limit from the app's config and does not even upload
+    with pytest.raises(ValueError, match="exceeds the maximum file size"):
         send_files(chat, tokens["viewer"], conversation("viewer"), "read", [huge])
     assert fake_llm.requests == []
 

@@ -94,7 +94,11 @@ def test_a_pending_confirmation_survives_killing_and_restarting_the_agent(
     _deploy_pending(Chat(replica.url), tokens["admin"], cid, fake_llm)
     before = sql.execute("select count(*) from dashboard_deployments").fetchone()[0]
     fake_llm.enqueue(
-        {"tool_calls": [{"name": "execute_sql", "args": {"datasource": "sample", "query": SLOW_SQL}}]}
+        {
+            "tool_calls": [
+                {"name": "execute_sql", "args": {"datasource": "sample", "query": SLOW_SQL}}
+            ]
+        }
     )
     running = Chat(replica.url).submit(tokens["admin"], busy, "Count to twenty million")
     wait_for(running, lambda m: "tool_start" in kinds(m))

@@ -107,7 +107,10 @@ def test_someone_elses_conversation_is_not_found_and_calls_no_model(
 
 def test_an_archived_conversation_takes_no_new_messages(chat, tokens, conversation, api):
     cid = conversation()
-    api.delete(f"/api/assistant/conversations/{cid}", headers={"Authorization": f"Bearer {tokens['admin']}"})
+    api.delete(
+        f"/api/assistant/conversations/{cid}",
+        headers={"Authorization": f"Bearer {tokens['admin']}"},
+    )
 
     assert error_code(chat.send(tokens["admin"], cid, "hello?")) == "CONVERSATION_ARCHIVED"
 
@@ -118,7 +121,11 @@ def test_the_jwt_never_reaches_the_llm_or_the_checkpoint_tables(
     cid = conversation("editor")
     fake_llm.enqueue(
         {"tool_calls": [{"name": "search_dashboards", "args": {"query": "sales"}}]},
-        {"tool_calls": [{"name": "create_branch", "args": {"dashboard_id": 42, "name": "jwt-probe"}}]},
+        {
+            "tool_calls": [
+                {"name": "create_branch", "args": {"dashboard_id": 42, "name": "jwt-probe"}}
+            ]
+        },
         {"text": "Branch created."},
     )
     assert text_of(chat.send(tokens["editor"], cid, "Make a branch of the sales dashboard")[-1])
@@ -135,4 +142,6 @@ def test_the_jwt_never_reaches_the_llm_or_the_checkpoint_tables(
             {"t": f"%{signature}%", "b": signature.encode()},
         ).fetchone()[0]
         assert rows == 0, role
-    assert sql.execute("select count(*) from checkpoints where thread_id = %s", (cid,)).fetchone()[0]
+    assert sql.execute("select count(*) from checkpoints where thread_id = %s", (cid,)).fetchone()[
+        0
+    ]

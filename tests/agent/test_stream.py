@@ -15,7 +15,9 @@ from tests.agent.support import (
 ANSWER = "Dashboard 42 is healthy: all four charts validated without errors today."
 
 
-def test_tokens_stream_as_several_events_that_grow_one_message(chat, tokens, conversation, fake_llm):
+def test_tokens_stream_as_several_events_that_grow_one_message(
+    chat, tokens, conversation, fake_llm
+):
     cid = conversation()
     fake_llm.enqueue({"text": ANSWER, "delay_ms": 60})
 
@@ -52,7 +54,10 @@ def test_a_tool_card_starts_pending_then_ends_in_place_with_its_output(
 ):
     cid = conversation()
     fake_llm.enqueue(
-        {"text": "Let me look.", "tool_calls": [{"name": "get_dashboard", "args": {"dashboard_id": 42}}]},
+        {
+            "text": "Let me look.",
+            "tool_calls": [{"name": "get_dashboard", "args": {"dashboard_id": 42}}],
+        },
         {"text": "It is the sales overview."},
     )
 

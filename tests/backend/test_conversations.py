@@ -269,6 +269,17 @@ def test_an_expired_lease_is_inactive_and_can_be_taken_by_another_holder(api, sq
     taken = api.put(lease_path(cid), json={"holder": "fresh"}, headers=shared.agent)
     assert taken.status_code == 200 and taken.json()["holder"] == "fresh"
     assert active(api, shared.headers, cid) is True
+    acquired = audit_rows(sql, action="conversation.lease_acquire", resource_id=cid)
+    assert [row["details"]["holder"] for row in acquired] == ["crashed", "fresh"]
+
+
+def test_heartbeat_renewals_are_not_audited_but_the_first_acquisition_is(api, sql, shared):
+    cid = create_conversation(api, shared.headers)["id"]
+    for _ in range(3):
+        renewed = api.put(lease_path(cid), json={"holder": "run-a"}, headers=shared.agent)
+        assert renewed.status_code == 200
+    acquired = audit_rows(sql, action="conversation.lease_acquire", resource_id=cid)
+    assert len(acquired) == 1 and acquired[0]["details"]["holder"] == "run-a"
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ They skip, saying why, only where nginx, chromium or Node.js is missing; .ci/run
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -59,7 +60,17 @@ def e2e_ready() -> None:
 
 @pytest.fixture(scope="session")
 def frontend_dist(e2e_ready: None) -> Path:
-    return frontend.ensure_built()
+    dist = frontend.ensure_built()
+    record_metric("bundle_bytes", bundle_sizes(dist))
+    return dist
+
+
+def bundle_sizes(dist: Path) -> dict[str, int]:
+    """Raw and gzip-compressed bytes of what a first visit downloads (JS, CSS, HTML)."""
+    files = [p for p in dist.rglob("*") if p.suffix in (".js", ".css", ".html")]
+    raw = sum(p.stat().st_size for p in files)
+    packed = sum(len(gzip.compress(p.read_bytes(), compresslevel=9)) for p in files)
+    return {"raw": raw, "gzip": packed}
 
 
 @pytest.fixture(scope="session")

@@ -167,7 +167,9 @@ async def _stream(body: dict[str, Any], spec: dict[str, Any]) -> AsyncIterator[s
         yield _chunk(cid, model, {"tool_calls": [head]})
         for part in (args[: len(args) // 2], args[len(args) // 2 :]):
             yield _chunk(
-                cid, model, {"tool_calls": [{"index": call["index"], "function": {"arguments": part}}]}
+                cid,
+                model,
+                {"tool_calls": [{"index": call["index"], "function": {"arguments": part}}]},
             )
     yield _chunk(cid, model, {}, "tool_calls" if calls else "stop")
     if (body.get("stream_options") or {}).get("include_usage"):

@@ -99,9 +99,19 @@ export class AgentChannel {
     const stopped = new Promise<TurnEnd>((resolve) => {
       this.#stop = () => resolve({ kind: "cancelled" });
     });
+    // The browser knows first when the network is gone; a stalled stream may not tell.
+    let onOffline = () => {};
+    const offline = new Promise<TurnEnd>((resolve) => {
+      onOffline = () => resolve({ kind: "disconnected", message: "offline" });
+      window.addEventListener("offline", onOffline);
+    });
+    let open = true; // nothing reaches the page once the turn has ended
+    const forward = (items: ChatItem[]) => open && onUpdate(items);
     try {
-      return await Promise.race([this.#consume(job, onUpdate), stopped]);
+      return await Promise.race([this.#consume(job, forward), stopped, offline]);
     } finally {
+      open = false;
+      window.removeEventListener("offline", onOffline);
       this.#job = null;
       this.#stop = null;
     }

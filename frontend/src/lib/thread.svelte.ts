@@ -35,7 +35,8 @@ export class Thread {
 
   constructor(
     readonly id: string,
-    private readonly onTurnEnd: () => void = () => {},
+    /** Told when the conversation changed on the server (title, message count). */
+    private readonly onChange: () => void = () => {},
   ) {}
 
   get pending(): ConfirmMeta | null {
@@ -106,7 +107,7 @@ export class Thread {
       this.items = collapseToolUpdates([...this.items, ...this.live]);
       this.live = [];
       this.streaming = false;
-      this.onTurnEnd();
+      this.onChange();
     }
   }
 
@@ -119,6 +120,7 @@ export class Thread {
       if (this.banner?.kind === "reconnecting") this.banner = null;
       if (this.firstTokenMs === null && items.some((i) => i.content && !i.metadata.type)) {
         this.firstTokenMs = Math.round(performance.now() - started);
+        this.onChange(); // the first message has titled the conversation by now
       }
       this.live = collapseToolUpdates(items);
       const unauthorized = items.find(
@@ -127,7 +129,10 @@ export class Thread {
       if (unauthorized) signOut(true);
     });
     if (end.kind === "cancelled") this.stopped = true;
-    else if (end.kind === "disconnected") this.banner = { kind: "disconnected", retry: input };
+    else if (end.kind === "disconnected") {
+      channel.close(); // a fresh connection for the retry
+      this.banner = { kind: "disconnected", retry: input };
+    }
     else if (end.kind === "failed") this.banner = { kind: "error", code: "", message: end.message };
   }
 

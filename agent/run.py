@@ -10,39 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
-from collections.abc import AsyncIterator, Coroutine, Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
-from langchain_core.runnables import RunnableConfig
-from langgraph.errors import GraphRecursionError
-from langgraph.types import Command, StreamMode
-
-from agent import hitl, inputs
+from agent import inputs
 from agent.auth import AuthError, bearer_token, verify_user
 from agent.backend_client import BackendClient, BackendError
 from agent.config import Settings
 from agent.context import Context
-from agent.documents import DocumentError, PreparedAttachments, prepare_attachments, store
-from agent.graph import Agent, recursion_limit
+from agent.graph import Agent
 from agent.lease import Busy, Lease
-from agent.middleware import LlmError
-from agent.stream import Turn, apply, updates
+from agent.session import RunError, Session
+from agent.stream import Turn, updates
 
 log = logging.getLogger(__name__)
-STREAM_MODES: list[StreamMode] = ["messages", "updates", "custom"]
-
-
-class RunError(Exception):
-    """Ends a submit with one stream `error` message."""
-
-    def __init__(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.details = details
 
 
 class Runner:
@@ -120,18 +101,35 @@ class Runner:
             conversation_id=submit.conversation_id,
             focus=submit.focus,
         )
+        import time as _t
+        _a = _t.perf_counter()
         await self._check_conversation(context, submit)
+        _b = _t.perf_counter()
+        lease = await self._take_lease(context, submit)
+        log.warning("PHASE check=%.1fms lease=%.1fms", (_b-_a)*1000, (_t.perf_counter()-_b)*1000)
+        turn.t0 = _t.perf_counter()
+        try:
+            await Session(
+                settings=self.settings,
+                client=self.client,
+                agent=self.agent,
+                turn=turn,
+                context=context,
+                submit=submit,
+                lease=lease,
+            ).run()
+        finally:
+            await asyncio.shield(lease.release())
+
+    async def _take_lease(self, context: Context, submit: inputs.Submit) -> Lease:
+        """The conversation's lease; a decision waits up to confirm_wait_s for it (FR-026)."""
         lease = Lease(self.client, context, ttl_s=self.settings.agent.lease_ttl_s)
         try:
             await lease.acquire(wait_s=self.settings.agent.confirm_wait_s if submit.action else 0)
         except Busy as exc:
-            raise RunError(
-                "CONVERSATION_BUSY", "This conversation is busy with another run."
-            ) from exc
-        try:
-            await Session(self, turn, context, submit, lease).run()
-        finally:
-            await asyncio.shield(lease.release())
+            message = "This conversation is busy with another run."
+            raise RunError("CONVERSATION_BUSY", message) from exc
+        return lease
 
     async def _check_conversation(self, context: Context, submit: inputs.Submit) -> None:
         path = f"/api/assistant/conversations/{context.conversation_id}"
@@ -151,154 +149,3 @@ class Runner:
             raise RunError(
                 "CONVERSATION_ARCHIVED", "This conversation is archived; restore it first."
             )
-
-
-class Session:
-    """The part of one submit that runs under the lease."""
-
-    def __init__(
-        self, runner: Runner, turn: Turn, context: Context, submit: inputs.Submit, lease: Lease
-    ) -> None:
-        self.runner = runner
-        self.agent = runner.agent
-        self.turn = turn
-        self.context = context
-        self.submit = submit
-        self.lease = lease
-        self.config: RunnableConfig = {
-            "configurable": {"thread_id": context.conversation_id},
-            "recursion_limit": recursion_limit(runner.settings),
-        }
-        self.human: HumanMessage | None = None
-        self.writes: list[asyncio.Task[Any]] = []
-
-    async def append(self, role: str, content: str, metadata: dict[str, Any]) -> int | None:
-        """Add a message to the conversation's history (audited by the backend); its id."""
-        path = f"/api/assistant/conversations/{self.context.conversation_id}/messages"
-        body = {"role": role, "content": content, "metadata": metadata}
-        try:
-            created = await self.runner.client.call(self.context, "POST", path, json=body)
-        except BackendError as exc:
-            log.warning("could not persist a %s message: %s", role, exc)
-            return None
-        return int(created["id"])
-
-    def append_later(self, role: str, content: str, metadata: dict[str, Any]) -> None:
-        self.later(self.append(role, content, metadata))
-
-    def later(self, write: Coroutine[Any, Any, Any]) -> None:
-        """Persist in the background while the model works; awaited before the turn is saved."""
-        self.writes.append(asyncio.create_task(write))
-
-    async def _save_question(
-        self, metadata: dict[str, Any], attachments: PreparedAttachments
-    ) -> None:
-        message_id = await self.append("user", self.submit.text, metadata)
-        await store.record(
-            self.runner.client, self.context, message_id=message_id, prepared=attachments
-        )
-
-    async def run(self) -> None:
-        snapshot = await self.agent.aget_state(self.config)
-        graph_input: Command[Any] | dict[str, Any]
-        if self.submit.action:
-            graph_input = await self._resume(snapshot)
-        else:
-            graph_input = await self._new_message(snapshot)
-        try:
-            await self._stream(graph_input)
-        except asyncio.CancelledError:
-            await asyncio.shield(self._stopped())
-            raise
-        await self._finish()
-
-    async def _resume(self, snapshot: Any) -> Command[Any]:
-        try:
-            pending, command = hitl.resolve(snapshot, self.submit.action)
-        except hitl.ConfirmationError as exc:
-            raise RunError(exc.code, exc.message) from exc
-        self.append_later(**hitl.decision_record(pending, self.submit.action))
-        if self.submit.action == "confirm":
-            self.turn.tool_start(ToolCall(name=pending.tool, args=pending.args, id=pending.call_id))
-        return command
-
-    async def _new_message(self, snapshot: Any) -> dict[str, Any]:
-        try:
-            attachments = await prepare_attachments(self.submit.files, self.runner.settings)
-        except DocumentError as exc:
-            raise RunError(exc.code, exc.message, exc.details) from exc
-        waiting = hitl.pending_of(snapshot)
-        closing = hitl.closing_messages(snapshot, reason="rejected" if waiting else "cancelled")
-        for pending in waiting:
-            record = hitl.decision_record(pending, "reject", reason="superseded by a new message")
-            self.append_later(**record)
-        metadata: dict[str, Any] = {}
-        if attachments.documents:
-            metadata["attachments"] = attachments.metadata()
-        if self.submit.truncated:
-            metadata["truncated"] = True
-            self.turn.notice(
-                "TRUNCATED",
-                f"Your message was longer than {self.runner.settings.agent.max_message_chars:,} "
-                "characters and was cut.",
-            )
-        for notice in attachments.notices:
-            self.turn.notice(notice.code, notice.message)
-        self.human = HumanMessage(
-            content=attachments.content(self.submit.text), id=str(uuid.uuid4())
-        )
-        self.later(self._save_question(metadata, attachments))
-        return {"messages": [*closing, self.human]}
-
-    async def _stream(self, graph_input: Any) -> None:
-        pending: list[hitl.Pending] = []
-        try:
-            async with asyncio.timeout(self.runner.settings.agent.run_deadline_s):
-                async for mode, data in self.agent.astream(
-                    graph_input, self.config, context=self.context, stream_mode=STREAM_MODES
-                ):
-                    pending.extend(apply(self.turn, mode, data))
-                    if self.lease.lost:
-                        raise RunError("CONVERSATION_BUSY", "Another run took this conversation.")
-        except LlmError as exc:
-            self.turn.error("LLM_ERROR", str(exc))
-        except (ModelCallLimitExceededError, GraphRecursionError):
-            self.turn.error("BUDGET_EXHAUSTED", "This request used up its model-call budget.")
-        except TimeoutError:
-            await self._close_open_calls()
-            self.turn.error("BUDGET_EXHAUSTED", "This request ran out of time.")
-        if pending:
-            self.turn.confirm(pending[0])
-
-    async def _close_open_calls(self) -> None:
-        """Give every open tool call a 'cancelled' result and keep the partial answer."""
-        snapshot = await self.agent.aget_state(self.config)
-        messages: list[BaseMessage] = []
-        stored = {m.id for m in (snapshot.values or {}).get("messages", [])}
-        if self.human is not None and self.human.id not in stored:
-            messages.append(self.human)
-        closing = hitl.closing_messages(snapshot, reason="cancelled")
-        for message in closing:
-            if isinstance(message, ToolMessage) and self.turn.is_open(message.tool_call_id):
-                self.turn.tool_result(message)
-        messages.extend(closing)
-        if partial := self.turn.open_text():
-            messages.append(AIMessage(content=partial, id=str(uuid.uuid4())))
-        if messages:
-            node = "tools" if any(isinstance(m, ToolMessage) for m in messages) else "model"
-            await self.agent.aupdate_state(self.config, {"messages": messages}, as_node=node)
-
-    async def _stopped(self) -> None:
-        try:
-            await self._close_open_calls()
-        except Exception:
-            log.exception("could not close the stopped run of %s", self.context.conversation_id)
-        await self._finish()
-
-    async def _finish(self) -> None:
-        """Persist the turn after the messages written before it."""
-        if self.writes:
-            await asyncio.gather(*self.writes)
-        if self.turn.entries:
-            content, metadata = self.turn.record()
-            await self.append("assistant", content, metadata)

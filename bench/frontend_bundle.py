@@ -1,6 +1,6 @@
 """Size of the built browser client: what a first visit downloads, raw and gzip-compressed.
 
-    uv run python bench/frontend_bundle.py     (builds frontend/ first when it is stale)
+uv run python bench/frontend_bundle.py     (builds frontend/ first when it is stale)
 """
 
 from __future__ import annotations

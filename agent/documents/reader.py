@@ -54,7 +54,8 @@ def parse(
 ) -> ParsedDocument:
     """Parse one file of any supported format; raises DocumentError with a stream error code."""
     path = Path(path)
-    limits = limits or Limits.from_settings(settings)
+    if limits is None:
+        limits = Limits.from_settings(settings) if settings is not None else Limits()
     name = name or path.name
     size = check_size(path, name, limits)
     kind = sniff.kind_of(path, name)

@@ -9,6 +9,7 @@ import charset_normalizer
 
 from agent.documents.base import unsupported
 
+MAC_TOLERANCE = 0.01
 TEXT_SUFFIXES = frozenset({".csv", ".tsv", ".json", ".txt"})
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8"),
@@ -32,9 +33,21 @@ def decode(data: bytes, name: str) -> tuple[str, str]:
             return data.decode("utf-8"), "utf-8"
         except UnicodeDecodeError:
             pass
-    best = charset_normalizer.from_bytes(data).best()
+    matches = charset_normalizer.from_bytes(data)
+    best = matches.best()
     if best is None:
         raise _undecodable(name)
+    if best.encoding.startswith("mac_"):
+        # Legacy Mac code pages tie with their Windows cousins on mostly-lowercase text
+        # (cp1251 vs mac_cyrillic differ on capitals); prefer a code page still in use.
+        best = next(
+            (
+                m
+                for m in matches
+                if not m.encoding.startswith("mac_") and m.chaos <= best.chaos + MAC_TOLERANCE
+            ),
+            best,
+        )
     text = str(best)
     if "\x00" in text:
         raise _undecodable(name)

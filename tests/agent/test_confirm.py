@@ -8,6 +8,7 @@ import pytest
 
 from tests.agent.support import (
     assert_valid_for_any_provider,
+    collect,
     error_code,
     history,
     kinds,
@@ -223,3 +224,19 @@ def test_someone_elses_conversation_is_not_found_for_decisions_too(
     cid = conversation("admin")
 
     assert error_code(chat.send(tokens["viewer"], cid, action=action)) == "NOT_FOUND"
+
+
+def test_two_confirms_at_once_run_the_tool_once(chat, tokens, conversation, fake_llm, sql):
+    cid = conversation()
+    ask_to_deploy(chat, tokens["admin"], cid, fake_llm)
+    before = deployments(sql)
+    fake_llm.enqueue({"text": "Deployed once."})
+
+    jobs = [chat.submit(tokens["admin"], cid, action="confirm") for _ in range(2)]
+    results = [collect(job)[-1] for job in jobs]
+
+    assert deployments(sql) == before + 1
+    (ran,) = [r for r in results if kinds(r) == ["tool_end", "text"]]
+    assert ran[0]["metadata"]["tool"] == "deploy_dashboard"
+    (refused,) = [r for r in results if kinds(r) == ["error"]]
+    assert refused[0]["metadata"]["code"] in ("NO_PENDING_CONFIRMATION", "CONVERSATION_BUSY")

@@ -255,3 +255,18 @@ def test_the_focus_tells_the_model_what_the_person_is_looking_at(
     system = fake_llm.requests[-1]["messages"][0]["content"]
     assert '"dashboard_id": 42' in system and "roles: admin" in system
     assert error_code(chat.send(tokens["admin"], cid, "x", focus="[1, 2]")) == "INVALID_INPUT"
+
+
+def test_a_stream_that_stalls_midway_is_retried_and_its_partial_text_is_dropped(
+    chat, tokens, conversation, fake_llm
+):
+    cid = conversation()
+    fake_llm.enqueue(
+        {"text": "Stale words that never finish", "hang_after_tokens": 2},
+        {"text": "Fresh answer."},
+    )
+
+    outputs = chat.send(tokens["admin"], cid, "hello")
+
+    assert any(text_of(o).startswith("Stale") for o in outputs)
+    assert kinds(outputs[-1]) == ["text"] and text_of(outputs[-1]) == "Fresh answer."

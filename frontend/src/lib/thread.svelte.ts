@@ -69,11 +69,16 @@ export class Thread {
     return this.#turn({ text, files, action: "", focus }, echo);
   }
 
-  /** Answer the pending confirmation (FR-009). */
+  /** Answer the pending confirmation (FR-009); the card stays answerable if it was not sent. */
   async answer(action: ConfirmAction): Promise<boolean> {
     const meta = this.pending;
     if (meta) this.decisions = { ...this.decisions, [meta.call_id]: action };
-    return this.#turn({ text: "", files: [], action, focus: "" }, null);
+    const sent = await this.#turn({ text: "", files: [], action, focus: "" }, null);
+    if (!sent && meta) {
+      const { [meta.call_id]: _, ...rest } = this.decisions;
+      this.decisions = rest;
+    }
+    return sent;
   }
 
   async retry(input: TurnInput): Promise<boolean> {
@@ -128,12 +133,18 @@ export class Thread {
       );
       if (unauthorized) signOut(true);
     });
-    if (end.kind === "cancelled") this.stopped = true;
-    else if (end.kind === "disconnected") {
-      channel.close(); // a fresh connection for the retry
-      this.banner = { kind: "disconnected", retry: input };
+    switch (end.kind) {
+      case "cancelled":
+        this.stopped = true;
+        break;
+      case "disconnected":
+        channel.close(); // the retry gets a fresh connection
+        this.banner = { kind: "disconnected", retry: input };
+        break;
+      case "failed":
+        this.banner = { kind: "error", code: "", message: end.message };
+        break;
     }
-    else if (end.kind === "failed") this.banner = { kind: "error", code: "", message: end.message };
   }
 
   /** True while another tab's run holds the conversation; a lease we just let go of

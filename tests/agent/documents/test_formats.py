@@ -60,6 +60,15 @@ def test_a_cp1251_csv_is_decoded_and_its_semicolons_split_columns(tmp_path: Path
     assert f"{samples.CSV_CITY} | 95 | Риск снижения спроса осенью" in doc.text
 
 
+def test_cp1251_with_few_capitals_is_not_mistaken_for_mac_cyrillic(tmp_path: Path):
+    path = tmp_path / "orders.csv"
+    rows = "".join(f"{i};Москва;{i * 37};заказ {i:08x}\n" for i in range(2000))
+    path.write_bytes(("id;город;сумма;комментарий\n" + rows).encode("cp1251"))
+    doc = parse(path, limits=LIMITS)
+    assert "encoding cp1251" in doc.text
+    assert "1 | Москва | 37 | заказ 00000001" in doc.text
+
+
 def test_a_utf8_csv_with_commas_is_read_as_is(tmp_path: Path):
     doc = parse(samples.csv_file(tmp_path / "sales.csv", "utf-8", ","), limits=LIMITS)
     assert "CSV sales.csv: 5 rows x 3 columns (encoding utf-8, delimiter ',')" in doc.text

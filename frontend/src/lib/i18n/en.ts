@@ -9,6 +9,7 @@ export const en = {
   "nav.signOut": "Sign out",
   "nav.language": "Language",
   "nav.openAssistant": "Open the assistant",
+  "nav.notFound": "There is no such page.",
   "nav.closeAssistant": "Close the assistant",
 
   "login.title": "Sign in",

@@ -11,6 +11,7 @@ export const ru: Record<MessageKey, string> = {
   "nav.signOut": "Выйти",
   "nav.language": "Язык",
   "nav.openAssistant": "Открыть ассистента",
+  "nav.notFound": "Такой страницы нет.",
   "nav.closeAssistant": "Закрыть ассистента",
 
   "login.title": "Вход",

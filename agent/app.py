@@ -9,11 +9,12 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import gradio as gr
+import httpx
 import uvicorn
 from fastapi import FastAPI
 
 from agent.auth import UserAuthMiddleware
-from agent.backend_client import BackendClient
+from agent.backend_client import BackendClient, BackendError
 from agent.config import Settings
 from agent.graph import build_agent, build_model, open_checkpointer
 from agent.run import Runner
@@ -69,6 +70,14 @@ def _chat_interface(holder: _Holder, settings: Settings) -> gr.ChatInterface:
     return demo
 
 
+async def _warm_up(client: BackendClient) -> None:
+    """Fetch the service JWT now rather than on the first person's request."""
+    try:
+        await client.service_token()
+    except (BackendError, httpx.HTTPError) as exc:  # the backend may start after us
+        log.info("service token not fetched at start-up: %s", exc)
+
+
 def build_app(settings: Settings) -> FastAPI:
     """The host app: /healthz, and Gradio (every route behind the user-JWT middleware)."""
     holder = _Holder()
@@ -86,6 +95,7 @@ def build_app(settings: Settings) -> FastAPI:
                 checkpointer=checkpointer,
             )
             holder.runner = Runner(settings=settings, client=client, agent=agent)
+            await _warm_up(client)
             if not settings.llm_api_base:
                 log.warning("LLM_API_BASE is unset: using the offline demo model")
             try:

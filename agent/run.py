@@ -9,6 +9,7 @@ then closes open tool calls, keeps the partial answer and releases the lease bef
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -101,13 +102,7 @@ class Runner:
             conversation_id=submit.conversation_id,
             focus=submit.focus,
         )
-        import time as _t
-        _a = _t.perf_counter()
-        await self._check_conversation(context, submit)
-        _b = _t.perf_counter()
-        lease = await self._take_lease(context, submit)
-        log.warning("PHASE check=%.1fms lease=%.1fms", (_b-_a)*1000, (_t.perf_counter()-_b)*1000)
-        turn.t0 = _t.perf_counter()
+        lease = await self._check_and_lease(context, submit)
         try:
             await Session(
                 settings=self.settings,
@@ -120,6 +115,19 @@ class Runner:
             ).run()
         finally:
             await asyncio.shield(lease.release())
+
+    async def _check_and_lease(self, context: Context, submit: inputs.Submit) -> Lease:
+        """Check the conversation and take its lease at once (two round trips in parallel);
+        a lease taken for a conversation that fails the check is given back."""
+        check = asyncio.ensure_future(self._check_conversation(context, submit))
+        take = asyncio.ensure_future(self._take_lease(context, submit))
+        try:
+            await check  # its error (NOT_FOUND, archived...) wins over the lease's
+            return await take
+        except BaseException:
+            check.cancel()
+            await asyncio.shield(_give_back(take))
+            raise
 
     async def _take_lease(self, context: Context, submit: inputs.Submit) -> Lease:
         """The conversation's lease; a decision waits up to confirm_wait_s for it (FR-026)."""
@@ -149,3 +157,13 @@ class Runner:
             raise RunError(
                 "CONVERSATION_ARCHIVED", "This conversation is archived; restore it first."
             )
+
+
+async def _give_back(take: asyncio.Future[Lease]) -> None:
+    """Release a lease that was taken for a submit that will not run."""
+    if not take.done():
+        take.cancel()
+    with contextlib.suppress(BaseException):
+        await take
+    if take.done() and not take.cancelled() and take.exception() is None:
+        await take.result().release()

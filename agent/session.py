@@ -92,10 +92,7 @@ class Session:
         await store.record(self.client, self.context, message_id=message_id, prepared=attachments)
 
     async def run(self) -> None:
-        import time as _t
-        _a = _t.perf_counter()
         snapshot = await self.agent.aget_state(self.config)
-        log.warning("PHASE get_state=%.1fms", (_t.perf_counter()-_a)*1000)
         graph_input: Command[Any] | dict[str, Any]
         if self.submit.action:
             graph_input = await self._resume(snapshot)

@@ -85,9 +85,6 @@ class Turn:
         """Append streamed text of model call `run_id` (a new call starts a new message)."""
         if not delta:
             return
-        if not self.entries:
-            import logging as _l
-            _l.getLogger(__name__).warning("PHASE first_token_after_lease=%.1fms", (time.perf_counter() - getattr(self, "t0", 0)) * 1000)
         if not self._text_open or self._text_id != run_id:
             self._add("", {})
             self._text_open, self._text_id = True, run_id

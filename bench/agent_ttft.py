@@ -101,6 +101,7 @@ async def one_stream(http: httpx.AsyncClient, target: Target, conversation_id: s
     }
     outcome = Outcome()
     started = time.perf_counter()
+    stage = "join"
     try:
         async with asyncio.timeout(STREAM_TIMEOUT_S):
             joined = await http.post(
@@ -108,9 +109,10 @@ async def one_stream(http: httpx.AsyncClient, target: Target, conversation_id: s
             )
             if joined.status_code != 200:
                 return Outcome(error=f"join {joined.status_code}")
+            stage = "data"
             await _read_stream(http, target, session, started, outcome)
     except (TimeoutError, httpx.HTTPError) as exc:
-        outcome.error = type(exc).__name__
+        outcome.error = f"{stage} {type(exc).__name__}"
     return outcome
 
 
@@ -162,12 +164,20 @@ class Row:
         return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
 
 
-async def run_level(http: httpx.AsyncClient, target: Target, n: int, rounds: int) -> Row:
+def new_client() -> httpx.AsyncClient:
+    """A fresh connection pool (no keep-alive connection a server may have dropped meanwhile)."""
+    limits = httpx.Limits(max_connections=2000, max_keepalive_connections=2000)
+    timeout = httpx.Timeout(STREAM_TIMEOUT_S, connect=30.0, pool=STREAM_TIMEOUT_S)
+    return httpx.AsyncClient(limits=limits, timeout=timeout)
+
+
+async def run_level(target: Target, n: int, rounds: int) -> Row:
     samples: list[float] = []
     failures: list[str] = []
     for _ in range(rounds):
-        ids = await target.conversations(http, n)
-        outcomes = await asyncio.gather(*(one_stream(http, target, cid) for cid in ids))
+        async with new_client() as http:
+            ids = await target.conversations(http, n)
+            outcomes = await asyncio.gather(*(one_stream(http, target, cid) for cid in ids))
         for outcome in outcomes:
             if outcome.error or outcome.first_token_s is None:
                 failures.append(outcome.error or "no first token")
@@ -300,9 +310,7 @@ def servers(work: Path) -> Iterator[tuple[str, str, str]]:
 async def measure(
     backend: str, agent: str, echo: str, *, levels: list[int], rounds_at_1: int, names: list[str]
 ) -> None:
-    limits = httpx.Limits(max_connections=2000, max_keepalive_connections=2000)
-    timeout = httpx.Timeout(STREAM_TIMEOUT_S, connect=30.0, pool=STREAM_TIMEOUT_S)
-    async with httpx.AsyncClient(limits=limits, timeout=timeout) as http:
+    async with new_client() as http:
         login = await http.post(
             backend + "/api/auth/login", json={"username": "admin", "password": PASSWORD}
         )
@@ -314,11 +322,11 @@ async def measure(
         targets = [t for t in targets if t.name in names]
         for target in targets:
             await target.discover(http)
-            await run_level(http, target, 2, 1)  # warm-up, not reported
+            await run_level(target, 2, 1)  # warm-up, not reported
         rows = []
         for n in levels:
             for target in targets:
-                row = await run_level(http, target, n, rounds_at_1 if n == 1 else 1)
+                row = await run_level(target, n, rounds_at_1 if n == 1 else 1)
                 rows.append(row)
                 print(
                     f"{target.name:>5} x{n:<3} p50 {ms(row.pct(0.5))} ms, "

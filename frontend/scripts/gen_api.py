@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -34,14 +35,15 @@ def openapi_document() -> dict[str, object]:
 
 def generate() -> str:
     """TypeScript declarations for the current backend."""
-    if not CLI.exists():
-        raise SystemExit(f"{CLI} is missing: run `npm ci` in {FRONTEND}")
+    node = shutil.which("node")
+    if node is None or not CLI.exists():
+        raise SystemExit(f"needs Node.js and {CLI}: run `npm ci` in {FRONTEND}")
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "openapi.json"
         output = Path(tmp) / "schema.d.ts"
         source.write_text(json.dumps(openapi_document(), indent=2), encoding="utf-8")
         subprocess.run(
-            ["node", str(CLI), str(source), "-o", str(output), "--alphabetize"],
+            [node, str(CLI), str(source), "-o", str(output), "--alphabetize"],
             check=True,
             capture_output=True,
             cwd=FRONTEND,

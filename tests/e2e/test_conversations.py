@@ -59,7 +59,7 @@ def test_the_interface_switches_to_russian_and_stays_russian_after_a_reload(
 def test_a_second_tab_is_told_the_conversation_is_busy(
     page: Page, browser: Browser, gateway: str, llm: FakeLLM
 ) -> None:
-    llm.enqueue({"text": " ".join(["slow"] * 60), "delay_ms": 100})
+    llm.enqueue({"text": " ".join(["slow"] * 200), "delay_ms": 80})
     login(page)
     open_chat(page)
     send(page, "Take your time")

@@ -28,7 +28,7 @@ from pydantic import SecretStr
 from agent.config import Settings
 from agent.context import Context
 from agent.demo_model import DemoChatModel
-from agent.middleware import LlmRetry, ModelInput, ToolErrors
+from agent.middleware import ArgumentsFirst, LlmRetry, ModelInput, ToolErrors
 from agent.prompts import SYSTEM_PROMPT
 from agent.tools import CONFIRM_TOOLS, describe_call
 
@@ -58,12 +58,14 @@ def _describe(tool_call: ToolCall, state: Any, runtime: Runtime[Any]) -> str:
 
 
 def middleware(settings: Settings) -> list[AgentMiddleware[Any, Context, Any]]:
-    """In order: confirmation first, so a paused call re-runs nothing before its pause."""
+    """In order: argument checks, then confirmation (what runs before the pause re-runs on
+    resume, so nothing before it may have side effects), then tool errors, limits, input."""
     confirm: dict[str, bool | InterruptOnConfig] = {
         name: InterruptOnConfig(allowed_decisions=["approve", "reject"], description=_describe)
         for name in CONFIRM_TOOLS
     }
     return [
+        ArgumentsFirst(),
         HumanInTheLoopMiddleware(interrupt_on=confirm, interrupt_mode="per_call"),
         ToolErrors(),
         ModelCallLimitMiddleware(run_limit=settings.agent.max_model_calls, exit_behavior="error"),

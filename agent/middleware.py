@@ -16,7 +16,7 @@ from langchain.agents.middleware.types import ToolCallRequest
 from langchain_core.messages import AIMessage, AnyMessage, SystemMessage, ToolMessage
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from agent.backend_client import BackendError
 from agent.context import Context
@@ -76,8 +76,7 @@ class ToolErrors(AgentMiddleware[Any, Context, Any]):
         except BackendError as exc:
             return tool_error(request, *_safe_backend_message(exc, request.runtime.context))
         except ValidationError as exc:
-            fields = ", ".join(".".join(map(str, e["loc"])) for e in exc.errors()[:5])
-            return tool_error(request, "INVALID_ARGUMENTS", f"Invalid arguments: {fields}")
+            return tool_error(request, "INVALID_ARGUMENTS", _fields(exc))
         except Exception:
             # Anything else is our bug, not the model's: log the stack here, show a safe line.
             log.exception("tool %s failed", name)
@@ -88,6 +87,29 @@ class ToolErrors(AgentMiddleware[Any, Context, Any]):
             text = str(result.content)[:MAX_ERROR_CHARS]
             return tool_error(request, "INVALID_ARGUMENTS", text)
         return result
+
+
+class ArgumentsFirst(AgentMiddleware[Any, Context, Any]):
+    """Check a call's arguments before anything else (a confirmation included): nobody should be
+    asked to approve a call that cannot run. No side effects: it re-runs on resume."""
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        schema = request.tool.tool_call_schema if request.tool is not None else None
+        if isinstance(schema, type) and issubclass(schema, BaseModel):
+            try:
+                schema.model_validate(request.tool_call["args"])
+            except ValidationError as exc:
+                return tool_error(request, "INVALID_ARGUMENTS", _fields(exc))
+        return await handler(request)
+
+
+def _fields(exc: ValidationError) -> str:
+    fields = ", ".join(".".join(map(str, e["loc"])) or "arguments" for e in exc.errors()[:5])
+    return f"Invalid arguments: {fields}"
 
 
 def _is_error_json(content: Any) -> bool:

@@ -119,25 +119,25 @@ class Runner:
     async def _check_and_lease(self, context: Context, submit: inputs.Submit) -> Lease:
         """Check the conversation and take its lease at once (two round trips in parallel);
         a lease taken for a conversation that fails the check is given back."""
+        lease = Lease(self.client, context, ttl_s=self.settings.agent.lease_ttl_s)
         check = asyncio.ensure_future(self._check_conversation(context, submit))
-        take = asyncio.ensure_future(self._take_lease(context, submit))
+        take = asyncio.ensure_future(self._take(lease, submit))
         try:
             await check  # its error (NOT_FOUND, archived...) wins over the lease's
-            return await take
+            await take
         except BaseException:
             check.cancel()
-            await asyncio.shield(_give_back(take))
+            await asyncio.shield(_give_back(lease, take))
             raise
+        return lease
 
-    async def _take_lease(self, context: Context, submit: inputs.Submit) -> Lease:
-        """The conversation's lease; a decision waits up to confirm_wait_s for it (FR-026)."""
-        lease = Lease(self.client, context, ttl_s=self.settings.agent.lease_ttl_s)
+    async def _take(self, lease: Lease, submit: inputs.Submit) -> None:
+        """Take the lease; a decision waits up to confirm_wait_s for it (FR-026)."""
         try:
             await lease.acquire(wait_s=self.settings.agent.confirm_wait_s if submit.action else 0)
         except Busy as exc:
             message = "This conversation is busy with another run."
             raise RunError("CONVERSATION_BUSY", message) from exc
-        return lease
 
     async def _check_conversation(self, context: Context, submit: inputs.Submit) -> None:
         path = f"/api/assistant/conversations/{context.conversation_id}"
@@ -159,11 +159,9 @@ class Runner:
             )
 
 
-async def _give_back(take: asyncio.Future[Lease]) -> None:
-    """Release a lease that was taken for a submit that will not run."""
-    if not take.done():
-        take.cancel()
+async def _give_back(lease: Lease, take: asyncio.Future[None]) -> None:
+    """Release the lease of a submit that will not run, once its request has landed."""
     with contextlib.suppress(BaseException):
-        await take
-    if take.done() and not take.cancelled() and take.exception() is None:
-        await take.result().release()
+        await take  # not cancelled: a PUT already sent would otherwise hold it until expiry
+    if not take.cancelled() and take.exception() is None:
+        await lease.release()

@@ -112,7 +112,9 @@ async def one_stream(http: httpx.AsyncClient, target: Target, conversation_id: s
             stage = "data"
             await _read_stream(http, target, session, started, outcome)
     except (TimeoutError, httpx.HTTPError) as exc:
-        outcome.error = f"{stage} {type(exc).__name__}"
+        cause = exc.__cause__ or exc.__context__
+        detail = f" ({type(cause).__name__}: {str(cause)[:40]})" if cause else ""
+        outcome.error = f"{stage} {type(exc).__name__}{detail}"
     return outcome
 
 

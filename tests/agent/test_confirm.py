@@ -240,3 +240,22 @@ def test_two_confirms_at_once_run_the_tool_once(chat, tokens, conversation, fake
     assert ran[0]["metadata"]["tool"] == "deploy_dashboard"
     (refused,) = [r for r in results if kinds(r) == ["error"]]
     assert refused[0]["metadata"]["code"] in ("NO_PENDING_CONFIRMATION", "CONVERSATION_BUSY")
+
+
+def test_a_dangerous_call_with_invalid_arguments_is_refused_without_asking(
+    chat, tokens, conversation, fake_llm, sql
+):
+    cid = conversation()
+    before = deployments(sql)
+    bad = {**DEPLOY, "environment": "the-moon"}
+    fake_llm.enqueue(
+        {"tool_calls": [{"name": "deploy_dashboard", "args": bad}]},
+        {"text": "That environment does not exist."},
+    )
+
+    outputs = chat.send(tokens["admin"], cid, "Deploy 42 to the moon")
+
+    assert kinds(outputs[-1]) == ["tool_error", "text"]
+    error = outputs[-1][0]["metadata"]["error"]
+    assert error["code"] == "INVALID_ARGUMENTS" and "environment" in error["message"]
+    assert deployments(sql) == before

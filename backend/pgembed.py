@@ -12,10 +12,13 @@ DATABASE = "agentchat"
 
 
 def embedded_url(data_dir: Path, database: str = DATABASE) -> str:
-    """Start (or reuse) the embedded server and make sure `database` exists; return its URL."""
+    """Start (or reuse) the embedded server and make sure `database` exists; return its URL.
+
+    The server stops when the last process that asked for it exits (pgserver tracks them).
+    """
     import pgserver  # heavy import, only when the embedded server is wanted
 
-    server = pgserver.get_server(data_dir / "pg", cleanup_mode=None)
+    server = pgserver.get_server(data_dir / "pg", cleanup_mode="stop")
     admin_url = server.get_uri()
     with psycopg.connect(admin_url, autocommit=True) as conn:
         exists = conn.execute(

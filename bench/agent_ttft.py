@@ -167,8 +167,10 @@ class Row:
 
 
 def new_client() -> httpx.AsyncClient:
-    """A fresh connection pool (no keep-alive connection a server may have dropped meanwhile)."""
-    limits = httpx.Limits(max_connections=2000, max_keepalive_connections=2000)
+    """A client that opens a new connection per request, as the same for both servers: reusing
+    keep-alive connections under overload raced with the server closing them and showed up as
+    spurious ReadError / "Server disconnected" failures on queue/data at 200 streams."""
+    limits = httpx.Limits(max_connections=2000, max_keepalive_connections=0)
     timeout = httpx.Timeout(STREAM_TIMEOUT_S, connect=30.0, pool=STREAM_TIMEOUT_S)
     return httpx.AsyncClient(limits=limits, timeout=timeout)
 

@@ -81,9 +81,10 @@ def contexts(api: httpx.Client, tokens: dict[str, str]) -> dict[str, Context]:
 
 
 def runtime(context: Context | None) -> ToolRuntime[Context, Any]:
+    """What ToolNode injects; `context=None` stands for a run started without a user."""
     return ToolRuntime(
         state={"messages": []},
-        context=context,
+        context=context,  # type: ignore[arg-type]
         config={},
         stream_writer=lambda _chunk: None,
         tool_call_id="call_1",

@@ -118,7 +118,7 @@ def test_it_resolves_to_the_last_dashboard_of_the_conversation_in_english_and_ru
 
 def test_deploy_after_a_branch_deploys_that_branch_and_commit_targets_it() -> None:
     model = DemoChatModel()
-    start = [HumanMessage("create a branch for dashboard 42 named fix-1")]
+    start: list[BaseMessage] = [HumanMessage("create a branch for dashboard 42 named fix-1")]
     history = answered(start, "create_branch", {"id": 9, "name": "fix-1", "dashboard_id": 42})
     deploy = call_of(model.invoke([*history, HumanMessage("задеплой его в прод")]))
     assert deploy == (

@@ -22,8 +22,11 @@ How you work:
 """
 
 
+FOCUS_PREFIX = "The person is currently looking at: "
+
+
 def focus_note(focus: dict[str, Any] | None) -> str:
     """A line telling the model what the person is looking at (FR-023), or nothing."""
     if not focus:
         return ""
-    return "\nThe person is currently looking at: " + json.dumps(focus, ensure_ascii=False)[:500]
+    return "\n" + FOCUS_PREFIX + json.dumps(focus, ensure_ascii=False)[:500]

@@ -10,7 +10,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+
+from agent.prompts import FOCUS_PREFIX
 
 DEFAULT_DATASOURCE = "sample"
 
@@ -24,6 +32,9 @@ SELECT = re.compile(r"\bselect\b[\s\S]+", re.I)
 DATASOURCE_AFTER = re.compile(
     r"\b(?:datasource|source|database|db|on|in|from|to|for|источник[а-яё]*|базе|базы|на|в|из|к)"
     r"\s+([a-z][\w-]{0,63})\b"
+)
+THIS_DASHBOARD = (
+    r"\b(this|current|open) (dashboard|one)\b|\bhere\b|(этот|этого|этом|текущ[а-яё]*) дашборд|здесь"
 )
 NOT_DATASOURCES = {
     "the", "a", "an", "it", "its", "this", "that", "main", "production", "prod", "staging",
@@ -40,6 +51,7 @@ class Memory:
     """What earlier turns established: the last dashboard mentioned and branches created."""
 
     dashboard_id: int | None = None
+    focus_id: int | None = None  # the dashboard open in the browser (FR-023)
     branches: list[dict[str, Any]] = field(default_factory=list)
     commits: int = 0
 
@@ -48,7 +60,9 @@ def remember(messages: Sequence[BaseMessage]) -> Memory:
     """Scan the conversation, oldest first, for dashboard ids, created branches and commits."""
     memory = Memory()
     for message in messages:
-        if isinstance(message, HumanMessage):
+        if isinstance(message, SystemMessage):
+            memory.focus_id = focused_dashboard(text_of(message))
+        elif isinstance(message, HumanMessage):
             found = dashboard_ids(text_of(message))
             memory.dashboard_id = found[-1] if found else memory.dashboard_id
         elif isinstance(message, AIMessage):
@@ -61,6 +75,20 @@ def remember(messages: Sequence[BaseMessage]) -> Memory:
             if isinstance(body, dict) and "id" in body:
                 memory.branches.append(body)
     return memory
+
+
+def focused_dashboard(system_prompt: str) -> int | None:
+    """The id of the dashboard the person is looking at, from the system prompt's focus line."""
+    _, found, rest = system_prompt.partition(FOCUS_PREFIX)
+    if not found:
+        return None
+    try:
+        focus = json.loads(rest.splitlines()[0])
+    except (ValueError, IndexError):
+        return None
+    dashboard_id = focus.get("id") if isinstance(focus, dict) else None
+    kind = focus.get("kind", "dashboard") if isinstance(focus, dict) else None
+    return dashboard_id if kind == "dashboard" and isinstance(dashboard_id, int) else None
 
 
 def text_of(message: BaseMessage) -> str:
@@ -101,8 +129,13 @@ class Request:
 
     @property
     def dashboard_id(self) -> int | None:
-        """The dashboard named here, else the last one the conversation mentioned ("it")."""
-        return self.explicit_id or self.memory.dashboard_id
+        """The dashboard named here; "this dashboard" is the open one; "it" is the last one the
+        conversation mentioned, else the open one."""
+        if self.explicit_id is not None:
+            return self.explicit_id
+        if _has(THIS_DASHBOARD, self.text) and self.memory.focus_id is not None:
+            return self.memory.focus_id
+        return self.memory.dashboard_id or self.memory.focus_id
 
     @property
     def quoted(self) -> str | None:

@@ -172,8 +172,8 @@ def dashboard(req: Request) -> Route:
         name = "dashboard_health" if _has(HEALTH, req.text) else "get_dashboard"
         return Call(name, {"dashboard_id": req.explicit_id})
     pronoun = _has(PRONOUN, req.text) and not _has(r"dashboards|дашборды|дашбордов", req.text)
-    if pronoun and req.memory.dashboard_id and _has(HEALTH, req.text):
-        return Call("dashboard_health", {"dashboard_id": req.memory.dashboard_id})
+    if pronoun and req.dashboard_id and _has(HEALTH, req.text):
+        return Call("dashboard_health", {"dashboard_id": req.dashboard_id})
     return None
 
 

@@ -16,12 +16,14 @@ from langchain_core.messages import (
     AIMessageChunk,
     BaseMessage,
     HumanMessage,
+    SystemMessage,
     ToolMessage,
 )
 
 from agent.backend_client import BackendClient
 from agent.context import Context
 from agent.demo_model import DemoChatModel
+from agent.prompts import focus_note
 from agent.tools import build_tools
 from tests.agent import _tools_fixtures as fixtures
 
@@ -114,6 +116,21 @@ def test_it_resolves_to_the_last_dashboard_of_the_conversation_in_english_and_ru
     assert re.fullmatch(r"demo-17-[0-9a-f]{6}", args["name"])
     follow = [*history, HumanMessage("а почему он падает?")]
     assert call_of(model.invoke(follow)) == ("dashboard_health", {"dashboard_id": 17})
+
+
+def test_the_dashboard_open_in_the_browser_is_what_this_and_it_refer_to() -> None:
+    model = DemoChatModel()
+    system = SystemMessage("You are the assistant." + focus_note({"kind": "dashboard", "id": 17}))
+    why = call_of(model.invoke([system, HumanMessage("why is this dashboard failing?")]))
+    assert why == ("dashboard_health", {"dashboard_id": 17})
+    name, args = call_of(model.invoke([system, HumanMessage("create a branch for it")]))
+    assert name == "create_branch" and args["dashboard_id"] == 17
+    # "this dashboard" means the open one even when the conversation talked about another.
+    history = answered([system, HumanMessage("dashboard 42")], "get_dashboard", {"id": 42})
+    here = call_of(model.invoke([*history, HumanMessage("почему этот дашборд падает?")]))
+    assert here == ("dashboard_health", {"dashboard_id": 17})
+    # Without a focus line nothing is guessed.
+    assert not model.invoke([HumanMessage("deploy it to production")]).tool_calls
 
 
 def test_deploy_after_a_branch_deploys_that_branch_and_commit_targets_it() -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
+import sys
+import typing
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -51,6 +54,9 @@ def _chat_interface(holder: _Holder, settings: Settings) -> gr.ChatInterface:
         async for messages in holder.runner.chat(message, conversation_id, action, focus, headers):
             yield messages
 
+    # Gradio reads the fn's type hints on every submit; resolve the postponed (string)
+    # annotations once here instead of compiling them again for every run.
+    chat.__annotations__ = typing.get_type_hints(chat)
     demo = gr.ChatInterface(
         chat,
         multimodal=True,
@@ -78,9 +84,18 @@ async def _warm_up(client: BackendClient) -> None:
         log.info("service token not fetched at start-up: %s", exc)
 
 
+def _mark_matplotlib_absent() -> None:
+    """Gradio tries `import matplotlib` twice around every streamed update; when it is not
+    installed, each try searches the whole sys.path again. A None entry in sys.modules makes
+    the same ImportError immediate."""
+    if "matplotlib" not in sys.modules and importlib.util.find_spec("matplotlib") is None:
+        sys.modules["matplotlib"] = None  # type: ignore[assignment]
+
+
 def build_app(settings: Settings) -> FastAPI:
     """The host app: /healthz, and Gradio (every route behind the user-JWT middleware)."""
     holder = _Holder()
+    _mark_matplotlib_absent()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from functools import partial
 from typing import Any
 
 import httpx
@@ -92,28 +93,9 @@ class BackendClient:
 
         Connection failures are retried for reads only (GET), never for writes.
         """
-        attempts = 3 if method.upper() == "GET" else 1
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(attempts),
-            wait=wait_exponential(multiplier=0.2, max=2),
-            retry=retry_if_exception_type(httpx.TransportError),
-            reraise=True,
-        )
+        send = partial(self._send, method, path, user_token, json, params, timeout)
         try:
-            async for attempt in retrying:
-                with attempt:
-                    headers = {
-                        "Authorization": f"Bearer {await self.service_token()}",
-                        "X-On-Behalf-Of": user_token,
-                    }
-                    response = await self._http.request(
-                        method,
-                        path,
-                        json=json,
-                        params=_clean(params),
-                        headers=headers,
-                        timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
-                    )
+            response = await (_retrying()(send) if method.upper() == "GET" else send())
         except httpx.TimeoutException as exc:
             raise BackendError(
                 504, "BACKEND_TIMEOUT", "The backend did not answer in time"
@@ -126,9 +108,41 @@ class BackendClient:
             raise _error_from(response)
         return response.json() if response.content else None
 
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        user_token: str,
+        json: Any,
+        params: dict[str, Any] | None,
+        timeout: float | None,
+    ) -> httpx.Response:
+        headers = {
+            "Authorization": f"Bearer {await self.service_token()}",
+            "X-On-Behalf-Of": user_token,
+        }
+        return await self._http.request(
+            method,
+            path,
+            json=json,
+            params=_clean(params),
+            headers=headers,
+            timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
+        )
+
     async def call(self, context: Context, method: str, path: str, **kwargs: Any) -> Any:
         """`request` on behalf of the user in `context`."""
         return await self.request(method, path, user_token=context.user_token, **kwargs)
+
+
+def _retrying() -> AsyncRetrying:
+    """A retry policy for one read (its state is per call; writes skip it, they never retry)."""
+    return AsyncRetrying(
+        stop=stop_after_attempt(3),
+        wait=wait_exponential(multiplier=0.2, max=2),
+        retry=retry_if_exception_type(httpx.TransportError),
+        reraise=True,
+    )
 
 
 def _clean(params: dict[str, Any] | None) -> dict[str, Any] | None:

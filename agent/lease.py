@@ -59,7 +59,9 @@ class Lease:
         self._heartbeat = asyncio.create_task(self._renew(), name=f"lease {self.holder}")
 
     async def _renew(self) -> None:
-        interval = max(self.ttl_s / 3, 0.5)
+        # Twice per TTL: a run of a few seconds (most runs) needs no renewal at all, and a
+        # late renewal still has half the TTL to land.
+        interval = max(self.ttl_s / 2, 0.5)
         while True:
             await asyncio.sleep(interval)
             try:

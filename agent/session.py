@@ -66,6 +66,7 @@ class Session:
         }
         self.human: HumanMessage | None = None
         self.writes: list[asyncio.Task[Any]] = []
+        self.deferred: list[Coroutine[Any, Any, Any]] = []
 
     async def append(self, role: str, content: str, metadata: dict[str, Any]) -> int | None:
         """Add a message to the conversation's history (audited by the backend); its id."""
@@ -82,8 +83,18 @@ class Session:
         self.later(self.append(role, content, metadata))
 
     def later(self, write: Coroutine[Any, Any, Any]) -> None:
-        """Persist in the background while the model works; awaited before the turn is saved."""
-        self.writes.append(asyncio.create_task(write))
+        """Persist in the background once the model answers; awaited before the turn is saved.
+
+        Started after the first output rather than at once: under a burst of submits the
+        backend's first round trips (check, lease) of every run then go first, so no one's
+        first token waits behind the others' history writes.
+        """
+        self.deferred.append(write)
+
+    def start_writes(self) -> None:
+        """Start the writes `later` deferred (idempotent)."""
+        self.writes.extend(asyncio.create_task(write) for write in self.deferred)
+        self.deferred.clear()
 
     async def _save_question(
         self, metadata: dict[str, Any], attachments: PreparedAttachments
@@ -103,6 +114,8 @@ class Session:
         except asyncio.CancelledError:
             await asyncio.shield(self._stopped())
             raise
+        finally:
+            self.start_writes()
         await self._finish()
 
     async def _resume(self, snapshot: Any) -> Command[Any]:
@@ -151,6 +164,8 @@ class Session:
                     graph_input, self.config, context=self.context, stream_mode=STREAM_MODES
                 ):
                     pending.extend(apply(self.turn, mode, data))
+                    if self.deferred and _answering(mode, data):
+                        self.start_writes()
                     if self.lease.lost:
                         raise RunError("CONVERSATION_BUSY", "Another run took this conversation.")
         except LlmError as exc:
@@ -192,8 +207,16 @@ class Session:
 
     async def _finish(self) -> None:
         """Persist the turn after the messages written before it."""
+        self.start_writes()
         if self.writes:
             await asyncio.gather(*self.writes)
         if self.turn.entries:
             content, metadata = self.turn.record()
             await self.append("assistant", content, metadata)
+
+
+def _answering(mode: str, data: Any) -> bool:
+    """Whether a stream event shows the model's answer (a token, a model or tool step)."""
+    if mode == "messages":
+        return True
+    return mode == "updates" and isinstance(data, dict) and bool({"model", "tools"} & data.keys())

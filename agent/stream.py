@@ -22,7 +22,9 @@ from agent.middleware import RETRY_EVENT
 from agent.tools import CONFIRM_TOOLS
 
 MAX_OUTPUT_CHARS = 50_000
-MIN_INTERVAL_S = 0.05  # at most ~20 updates a second per stream
+MIN_INTERVAL_S = 0.05  # at most ~20 updates a second per stream ...
+FULL_RATE_STREAMS = 20  # ... while at most this many stream at once; then fewer, see _Pace
+MAX_INTERVAL_S = 0.25
 TITLES = {
     "search_dashboards": "Searching dashboards",
     "get_dashboard": "Reading the dashboard",
@@ -240,24 +242,48 @@ def _error_of(message: ToolMessage) -> dict[str, str]:
         return {"code": "TOOL_ERROR", "message": str(message.content)[:300]}
 
 
+class _Pace:
+    """How often each stream of this process may show new text.
+
+    Every update costs the process about the same CPU (Gradio diffs, stores and sends it), so
+    past FULL_RATE_STREAMS open streams the interval grows with their number (up to
+    MAX_INTERVAL_S): text arrives in larger pieces instead of every first token waiting
+    behind everyone's updates. The first update of a stream and cards are never held back.
+    """
+
+    def __init__(self) -> None:
+        self.open = 0
+
+    def interval(self) -> float:
+        crowd = max(1.0, self.open / FULL_RATE_STREAMS)
+        return min(MAX_INTERVAL_S, MIN_INTERVAL_S * crowd)
+
+
+PACE = _Pace()
+
+
 async def updates(turn: Turn) -> AsyncIterator[list[dict[str, Any]]]:
     """Snapshots of `turn` as it changes, the last always.
 
-    Text is coalesced to at most one snapshot per MIN_INTERVAL_S; a card that starts, ends or
-    asks for confirmation is shown at once.
+    Text is coalesced to at most one snapshot per `PACE.interval()`; a card that starts, ends
+    or asks for confirmation is shown at once.
     """
     sent, last = -1, 0.0
-    while True:
-        if turn.version != sent and (turn.entries or turn.finished):
-            wait = MIN_INTERVAL_S - (time.monotonic() - last)
-            if sent >= 0 and wait > 0 and not turn.finished and not turn.urgent.is_set():
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(turn.urgent.wait(), wait)
-            turn.urgent.clear()
-            sent, last = turn.version, time.monotonic()
-            yield turn.snapshot()
-            continue
-        if turn.finished:
-            return
-        turn.changed.clear()
-        await turn.changed.wait()
+    PACE.open += 1
+    try:
+        while True:
+            if turn.version != sent and (turn.entries or turn.finished):
+                wait = PACE.interval() - (time.monotonic() - last)
+                if sent >= 0 and wait > 0 and not turn.finished and not turn.urgent.is_set():
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(turn.urgent.wait(), wait)
+                turn.urgent.clear()
+                sent, last = turn.version, time.monotonic()
+                yield turn.snapshot()
+                continue
+            if turn.finished:
+                return
+            turn.changed.clear()
+            await turn.changed.wait()
+    finally:
+        PACE.open -= 1

@@ -35,13 +35,15 @@ class Lease:
         self.ttl_s = ttl_s
         self.holder = f"{PROCESS_ID}:{uuid.uuid4().hex[:12]}"[-128:]
         self.lost = False
+        self.archived = False  # the conversation's state, as the backend reported with the lease
         self._path = f"/api/agent/conversations/{context.conversation_id}/lease"
         self._heartbeat: asyncio.Task[None] | None = None
 
     async def _put(self) -> None:
-        await self.client.call(
+        body = await self.client.call(
             self.context, "PUT", self._path, json={"holder": self.holder, "ttl_s": self.ttl_s}
         )
+        self.archived = bool(body.get("is_archived")) if isinstance(body, dict) else False
 
     async def acquire(self, *, wait_s: float = 0.0) -> None:
         """Take the lease, retrying for up to `wait_s` while another run holds it; else Busy."""

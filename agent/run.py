@@ -9,7 +9,6 @@ then closes open tool calls, keeps the partial answer and releases the lease bef
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -117,32 +116,15 @@ class Runner:
             await asyncio.shield(lease.release())
 
     async def _check_and_lease(self, context: Context, submit: inputs.Submit) -> Lease:
-        """Check the conversation and take its lease at once (two round trips in parallel);
-        a lease taken for a conversation that fails the check is given back."""
+        """Take the conversation's lease; the backend checks ownership in the same call (someone
+        else's conversation is 404) and reports whether it is archived, so a run needs one
+        round trip before its first model call. An archived conversation is given back."""
         lease = Lease(self.client, context, ttl_s=self.settings.agent.lease_ttl_s)
-        check = asyncio.ensure_future(self._check_conversation(context, submit))
-        take = asyncio.ensure_future(self._take(lease, submit))
-        try:
-            await check  # its error (NOT_FOUND, archived...) wins over the lease's
-            await take
-        except BaseException:
-            check.cancel()
-            await asyncio.shield(_give_back(lease, take))
-            raise
-        return lease
-
-    async def _take(self, lease: Lease, submit: inputs.Submit) -> None:
-        """Take the lease; a decision waits up to confirm_wait_s for it (FR-026)."""
         try:
             await lease.acquire(wait_s=self.settings.agent.confirm_wait_s if submit.action else 0)
         except Busy as exc:
             message = "This conversation is busy with another run."
             raise RunError("CONVERSATION_BUSY", message) from exc
-
-    async def _check_conversation(self, context: Context, submit: inputs.Submit) -> None:
-        path = f"/api/assistant/conversations/{context.conversation_id}"
-        try:
-            conversation = await self.client.call(context, "GET", path)
         except BackendError as exc:
             if exc.status in (404, 422):
                 raise RunError("NOT_FOUND", "Conversation not found.") from exc
@@ -151,17 +133,11 @@ class Runner:
             raise RunError(
                 "BACKEND_UNAVAILABLE", "The platform is not answering; try again."
             ) from exc
-        if conversation.get("is_archived"):
+        if lease.archived:
+            await asyncio.shield(lease.release())
             if submit.action:
                 raise RunError("CHECKPOINT_EXPIRED", "This conversation was archived.")
             raise RunError(
                 "CONVERSATION_ARCHIVED", "This conversation is archived; restore it first."
             )
-
-
-async def _give_back(lease: Lease, take: asyncio.Future[None]) -> None:
-    """Release the lease of a submit that will not run, once its request has landed."""
-    with contextlib.suppress(BaseException):
-        await take  # not cancelled: a PUT already sent would otherwise hold it until expiry
-    if not take.cancelled() and take.exception() is None:
-        await lease.release()
+        return lease

@@ -150,7 +150,7 @@ async def acquire_lease(
     conversation_id: uuid.UUID, body: LeaseRequest, principal: AgentPrincipal, session: SessionDep
 ):
     """Take or renew the run lease (agent service); 409 CONVERSATION_BUSY when another holds it."""
-    run = await service.acquire_lease(
+    run, archived = await service.acquire_lease(
         session=session,
         actor=principal,
         conversation_id=conversation_id,
@@ -158,7 +158,10 @@ async def acquire_lease(
         ttl_s=body.ttl_s,
     )
     return LeaseRead(
-        conversation_id=run.conversation_id, holder=run.holder, expires_at=run.expires_at
+        conversation_id=run.conversation_id,
+        holder=run.holder,
+        expires_at=run.expires_at,
+        is_archived=archived,
     )
 
 

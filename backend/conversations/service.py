@@ -185,9 +185,14 @@ async def acquire_lease(
     conversation_id: uuid.UUID,
     holder: str,
     ttl_s: float,
-) -> AgentRun:
-    """Take or renew the run lease atomically; another live holder means CONVERSATION_BUSY."""
-    await get(session=session, actor=actor, conversation_id=conversation_id)
+) -> tuple[AgentRun, bool]:
+    """Take or renew the run lease atomically; another live holder means CONVERSATION_BUSY.
+
+    Returns the lease and whether the conversation is archived, so that the agent learns the
+    conversation's state in the same round trip (it gives an archived one back at once).
+    """
+    conversation = await get(session=session, actor=actor, conversation_id=conversation_id)
+    archived = conversation.is_archived
     now = utcnow()
     expires = now + timedelta(seconds=ttl_s)
     stmt = (
@@ -211,7 +216,7 @@ async def acquire_lease(
         raise Conflict("Another run holds this conversation", code="CONVERSATION_BUSY")
     if run.acquired_at != now:  # a heartbeat renewal: not worth an audit row every few seconds
         await session.commit()
-        return run
+        return run, archived
     audit.record(
         session=session,
         actor=actor,
@@ -221,7 +226,7 @@ async def acquire_lease(
         details={"holder": holder, "ttl_s": ttl_s},
     )
     await session.commit()
-    return run
+    return run, archived
 
 
 async def release_lease(

@@ -113,6 +113,12 @@ def test_an_archived_conversation_takes_no_new_messages(chat, tokens, conversati
     )
 
     assert error_code(chat.send(tokens["admin"], cid, "hello?")) == "CONVERSATION_ARCHIVED"
+    # The lease taken to learn that is given back at once, and no message was stored.
+    headers = {"Authorization": f"Bearer {tokens['admin']}"}
+    active = api.get(f"/api/agent/conversations/{cid}/active", headers=headers).json()
+    assert active == {"active": False}
+    history = api.get(f"/api/assistant/conversations/{cid}/history", headers=headers).json()
+    assert history["items"] == []
 
 
 def test_the_jwt_never_reaches_the_llm_or_the_checkpoint_tables(

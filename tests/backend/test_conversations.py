@@ -273,6 +273,16 @@ def test_an_expired_lease_is_inactive_and_can_be_taken_by_another_holder(api, sq
     assert [row["details"]["holder"] for row in acquired] == ["crashed", "fresh"]
 
 
+def test_the_lease_reports_whether_the_conversation_is_archived(api, shared):
+    cid = create_conversation(api, shared.headers)["id"]
+    live = api.put(lease_path(cid), json={"holder": "run-a"}, headers=shared.agent)
+    assert live.status_code == 200 and live.json()["is_archived"] is False
+    api.delete(lease_path(cid), params={"holder": "run-a"}, headers=shared.agent)
+    assert api.delete(f"{BASE}/{cid}", headers=shared.headers).status_code == 204
+    archived = api.put(lease_path(cid), json={"holder": "run-b"}, headers=shared.agent)
+    assert archived.status_code == 200 and archived.json()["is_archived"] is True
+
+
 def test_heartbeat_renewals_are_not_audited_but_the_first_acquisition_is(api, sql, shared):
     cid = create_conversation(api, shared.headers)["id"]
     for _ in range(3):

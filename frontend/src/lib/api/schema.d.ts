@@ -1545,6 +1545,11 @@ export interface components {
             expires_at: string;
             /** Holder */
             holder: string;
+            /**
+             * Is Archived
+             * @description The conversation's state, so one call tells both
+             */
+            is_archived: boolean;
         };
         /** LeaseRequest */
         LeaseRequest: {

@@ -45,6 +45,7 @@ GRADIO = "/api/agent/gradio"
 FIRST_TOKEN = re.compile(r"\bt0\b")
 LAST_TOKEN = re.compile(r"\bt99\b")
 ERROR_MESSAGE = re.compile(r'"type":\s*"error"')
+ERROR_CODE = re.compile(r'"type":\s*"error",\s*"code":\s*"([A-Z_]+)"')
 CAPACITY_P95_S = 1.5
 STREAM_TIMEOUT_S = 180.0
 PASSWORD = "bench-admin-pass"
@@ -135,7 +136,8 @@ async def _read_stream(
                 outcome.first_token_s = time.perf_counter() - started
             seen_last = seen_last or LAST_TOKEN.search(line) is not None
             if ERROR_MESSAGE.search(line):
-                outcome.error = outcome.error or "error message in stream"
+                code = ERROR_CODE.search(line)
+                outcome.error = outcome.error or f"stream error {code[1] if code else '?'}"
             if "process_completed" not in line:
                 continue  # parse only the last message: the client's CPU is the servers' too
             message = json.loads(line[5:])

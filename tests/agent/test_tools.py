@@ -290,3 +290,26 @@ async def test_binary_and_traversal_keys_are_refused_by_the_backend(
     with pytest.raises(BackendError) as caught:
         await run_tool(tools["read_file"], {"key": key}, contexts["viewer"])
     assert (caught.value.status, caught.value.code) == (status, code)
+
+
+def _shape(model: type) -> dict[str, object]:
+    """Field names with their JSON-schema constraints (descriptions and titles dropped)."""
+    schema = model.model_json_schema()  # type: ignore[attr-defined]
+
+    def strip(node: object) -> object:
+        if isinstance(node, dict):
+            return {k: strip(v) for k, v in node.items() if k not in {"description", "title"}}
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        return node
+
+    return {"properties": strip(schema.get("properties")), "$defs": strip(schema.get("$defs"))}
+
+
+@pytest.mark.parametrize("name", ["Chart", "ChartPatch", "AddChart", "UpdateChart", "RemoveChart"])
+def test_the_tools_commit_schema_is_the_backends_definition_schema(name: str) -> None:
+    """agent/ may not import backend/, so the tool keeps a copy; this pins the two together."""
+    from agent.tools import changes
+    from backend.dashboards import definition
+
+    assert _shape(getattr(changes, name)) == _shape(getattr(definition, name))

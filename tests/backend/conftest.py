@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
 from langgraph.checkpoint.postgres import PostgresSaver
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from backend import db
 from tests.backend.support import NewUser, Person
 from tests.conftest import login
 
@@ -38,3 +40,14 @@ def checkpointer(database_url: str) -> Iterator[PostgresSaver]:
     with PostgresSaver.from_conn_string(database_url) as saver:
         saver.setup()
         yield saver
+
+
+@pytest.fixture()
+async def session(database_url: str) -> AsyncIterator[AsyncSession]:
+    """An ORM session on the test database, for calling service functions directly."""
+    engine = db.create_engine(database_url, pool_size=1)
+    try:
+        async with db.session_factory(engine)() as s:
+            yield s
+    finally:
+        await engine.dispose()

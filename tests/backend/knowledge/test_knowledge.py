@@ -2,28 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
-from sqlalchemy.ext.asyncio import AsyncSession
 
-from backend import db
 from backend.config import Settings
 from backend.knowledge.seed import runbooks, seed
 from tests.backend.support import assert_error, scalar
 
 SEARCH = "/api/knowledge/search"
 ARTICLES = "/api/knowledge/articles"
-
-
-@pytest.fixture()
-async def session(database_url: str) -> AsyncIterator[AsyncSession]:
-    engine = db.create_engine(database_url, pool_size=1)
-    try:
-        async with db.session_factory(engine)() as s:
-            yield s
-    finally:
-        await engine.dispose()
 
 
 def _search(api, headers, **params):

@@ -2,29 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy.ext.asyncio import AsyncSession
 
-from backend import db
 from backend.config import Settings
 from backend.oplogs import service
 from backend.oplogs.seed import seed
 from tests.backend.support import assert_error, scalar
 
 LOGS = "/api/logs"
-
-
-@pytest.fixture()
-async def session(database_url: str) -> AsyncIterator[AsyncSession]:
-    engine = db.create_engine(database_url, pool_size=1)
-    try:
-        async with db.session_factory(engine)() as s:
-            yield s
-    finally:
-        await engine.dispose()
 
 
 def _get(api, headers, **params):

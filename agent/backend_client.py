@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
@@ -94,19 +95,30 @@ class BackendClient:
         Connection failures are retried for reads only (GET), never for writes.
         """
         send = partial(self._send, method, path, user_token, json, params, timeout)
+        response = await self._dispatch(send, method)
+        if response.status_code == 401 and _error_from(response).details.get("credential") == (
+            "service"
+        ):
+            # Our service token was refused (expired early, secret rotated): nothing ran, so
+            # one resend with a fresh token is safe for writes too.
+            self._service_token = None
+            response = await self._dispatch(send, method)
+        if not response.is_success:
+            raise _error_from(response)
+        return response.json() if response.content else None
+
+    async def _dispatch(
+        self, send: Callable[[], Awaitable[httpx.Response]], method: str
+    ) -> httpx.Response:
+        """Send once (reads: with retries on connection failures); transport errors mapped."""
         try:
-            response = await (_retrying()(send) if method.upper() == "GET" else send())
+            return await (_retrying()(send) if method.upper() == "GET" else send())
         except httpx.TimeoutException as exc:
             raise BackendError(
                 504, "BACKEND_TIMEOUT", "The backend did not answer in time"
             ) from exc
         except httpx.TransportError as exc:
             raise BackendError(503, "BACKEND_UNAVAILABLE", "The backend is unreachable") from exc
-        if response.status_code == 401 and "service" in response.text:
-            self._service_token = None  # renewed on the next call
-        if not response.is_success:
-            raise _error_from(response)
-        return response.json() if response.content else None
 
     async def _send(
         self,

@@ -49,6 +49,24 @@ async def _active_user(session: AsyncSession, sub: str) -> User:
     return user
 
 
+async def _active_service_client(
+    settings: Settings, session: AsyncSession, token: str
+) -> ServiceClient:
+    """The service client behind `token`; a refusal says `details.credential = "service"` so
+    the caller knows to renew its service token rather than blame the user's."""
+    try:
+        service = tokens.verify(settings, token, expected="service")
+        client = await session.scalar(
+            select(ServiceClient).where(ServiceClient.client_id == service.sub)
+        )
+        if client is None or not client.is_active:
+            raise Unauthorized("Service client no longer exists")
+    except Unauthorized as exc:
+        exc.details = {**exc.details, "credential": "service"}
+        raise
+    return client
+
+
 async def get_principal(
     request: Request,
     settings: SettingsDep,
@@ -64,12 +82,7 @@ async def get_principal(
         claims = tokens.verify(settings, credentials.credentials, expected="user")
         user = await _active_user(session, claims.sub)
         return Principal(user.id, user.username, list(user.roles), None, request_id)
-    service = tokens.verify(settings, credentials.credentials, expected="service")
-    client = await session.scalar(
-        select(ServiceClient).where(ServiceClient.client_id == service.sub)
-    )
-    if client is None or not client.is_active:
-        raise Unauthorized("Service client no longer exists")
+    client = await _active_service_client(settings, session, credentials.credentials)
     claims = tokens.verify(settings, on_behalf_of.removeprefix("Bearer ").strip(), expected="user")
     user = await _active_user(session, claims.sub)
     return Principal(user.id, user.username, list(user.roles), client.client_id, request_id)

@@ -4,6 +4,7 @@ refused by the schema before any HTTP call."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from langchain.tools import BaseTool
 from pydantic import BaseModel as PydanticModel
 from pydantic import ValidationError
 
-from agent.backend_client import BackendError
+from agent.backend_client import BackendClient, BackendError
 from agent.context import Context
 from agent.tools import CONFIRM_TOOLS, describe_call
 from tests.agent import _tools_fixtures as fixtures
@@ -313,3 +314,29 @@ def test_the_tools_commit_schema_is_the_backends_definition_schema(name: str) ->
     from backend.dashboards import definition
 
     assert _shape(getattr(changes, name)) == _shape(getattr(definition, name))
+
+
+async def test_a_refused_service_token_is_renewed_and_the_write_runs_once(
+    backend_client: BackendClient, tokens: dict[str, str], recorder: Recorder
+) -> None:
+    backend_client._service_token = "not-a-valid-token"  # as if the secret had been rotated
+    backend_client._service_token_expiry = time.monotonic() + 3600
+    title = f"renewal-{uuid.uuid4().hex[:8]}"
+    created = await backend_client.request(
+        "POST", "/api/assistant/conversations", user_token=tokens["editor"], json={"title": title}
+    )
+    assert created["title"] == title
+    listed = await backend_client.request(
+        "GET", "/api/assistant/conversations", user_token=tokens["editor"], params={"limit": 200}
+    )
+    assert [c["title"] for c in listed["items"]].count(title) == 1
+    assert backend_client._service_token != "not-a-valid-token"
+
+
+async def test_a_refused_user_token_is_not_retried(
+    backend_client: BackendClient, recorder: Recorder
+) -> None:
+    with pytest.raises(BackendError) as refused:
+        await backend_client.request("GET", "/api/auth/me", user_token="forged.user.token")
+    assert refused.value.status == 401
+    assert recorder.paths() == ["/api/auth/me"]  # one attempt: the user's token is the problem

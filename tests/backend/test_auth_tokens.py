@@ -217,19 +217,22 @@ def test_a_forged_on_behalf_of_token_is_refused(api, tokens, service_token, view
     forged = _corpus(viewer_id, tokens["viewer"])[case]
     headers = {**bearer(service_token), "X-On-Behalf-Of": forged}
     response = api.get(ME, headers=headers)
-    assert_error(response, 401, "TOKEN_EXPIRED" if case == "expired" else "UNAUTHORIZED")
+    error = assert_error(response, 401, "TOKEN_EXPIRED" if case == "expired" else "UNAUTHORIZED")
+    assert "credential" not in error["details"]  # the user's token failed, not the agent's
 
 
 def test_a_forged_service_token_is_refused_even_with_a_valid_user(api, tokens):
     fake_service = forge(claims("agent-chat", typ="service"), secret="x" * 40)
     headers = {**bearer(fake_service), "X-On-Behalf-Of": tokens["viewer"]}
-    assert_error(api.get(ME, headers=headers), 401, "UNAUTHORIZED")
+    error = assert_error(api.get(ME, headers=headers), 401, "UNAUTHORIZED")
+    assert error["details"] == {"credential": "service"}
 
 
 def test_a_service_token_for_an_unknown_client_is_refused(api, tokens):
     ghost = forge(claims("ghost-client", typ="service", roles=["service"]))
     headers = {**bearer(ghost), "X-On-Behalf-Of": tokens["viewer"]}
-    assert_error(api.get(ME, headers=headers), 401, "UNAUTHORIZED")
+    error = assert_error(api.get(ME, headers=headers), 401, "UNAUTHORIZED")
+    assert error["details"] == {"credential": "service"}
 
 
 def test_rbac_is_decided_on_the_user_behind_the_agent(api, sql, as_agent):

@@ -45,13 +45,16 @@ def _chat_interface(holder: _Holder, settings: Settings) -> gr.ChatInterface:
         conversation_id: str,
         action: str,
         focus: str,
+        options: str,
         request: gr.Request,
     ) -> AsyncIterator[list[dict[str, Any]]]:
         """Send a message to the assistant, or confirm/reject the pending action."""
         if holder.runner is None:
             raise gr.Error("The agent is starting; try again in a moment.")
         headers = dict(request.headers) if request is not None else {}
-        async for messages in holder.runner.chat(message, conversation_id, action, focus, headers):
+        async for messages in holder.runner.chat(
+            message, conversation_id, action, focus, options, headers
+        ):
             yield messages
 
     # Gradio reads the fn's type hints on every submit; resolve the postponed (string)
@@ -64,6 +67,7 @@ def _chat_interface(holder: _Holder, settings: Settings) -> gr.ChatInterface:
             gr.Textbox(label="conversation_id", value=""),
             gr.Textbox(label="action", value=""),
             gr.Textbox(label="focus", value=""),
+            gr.Textbox(label="options", value=""),
         ],
         api_name="chat",
         concurrency_limit=None,

@@ -46,6 +46,10 @@ class AgentSettings(BaseModel):
     confirm_wait_s: float = 2.0
 
 
+class WorkflowSettings(BaseModel):
+    mode: Literal["dynamic", "none", "yaml", "diagnose"] = "dynamic"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_nested_delimiter="__", extra="ignore")
 
@@ -64,6 +68,7 @@ class Settings(BaseSettings):
     jwt: JwtSettings = Field(default_factory=JwtSettings)
     llm: LlmSettings = Field(default_factory=LlmSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
+    workflow: WorkflowSettings = Field(default_factory=WorkflowSettings)
 
     @classmethod
     def settings_customise_sources(

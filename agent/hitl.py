@@ -78,8 +78,14 @@ def has_checkpoint(snapshot: StateSnapshot) -> bool:
     return snapshot.created_at is not None and bool(snapshot.values)
 
 
-def resolve(snapshot: StateSnapshot, action: str) -> tuple[Pending, Command[Any]]:
-    """The pending call a decision answers and the Command that resumes it; raises if none."""
+def resolve(
+    snapshot: StateSnapshot, action: str, call_id: str | None = None
+) -> tuple[Pending, Command[Any]]:
+    """The pending call a decision answers and the Command that resumes it; raises if none.
+
+    A confirmation names the call it approves (`call_id`, the id on the card the person saw):
+    without it, or with the id of any other call, nothing runs. A rejection may omit it.
+    """
     if action not in DECISIONS:
         raise ConfirmationError("INVALID_INPUT", "action must be '', 'confirm' or 'reject'")
     if not has_checkpoint(snapshot):
@@ -90,6 +96,17 @@ def resolve(snapshot: StateSnapshot, action: str) -> tuple[Pending, Command[Any]
     if not waiting:
         raise ConfirmationError("NO_PENDING_CONFIRMATION", "Nothing is waiting for confirmation.")
     first = waiting[0]
+    if action == "confirm" and not call_id:
+        raise ConfirmationError(
+            "NO_PENDING_CONFIRMATION",
+            "A confirmation must name the call it approves (options.call_id); nothing was run.",
+        )
+    if call_id is not None and call_id != first.call_id:
+        raise ConfirmationError(
+            "NO_PENDING_CONFIRMATION",
+            "That confirmation card is out of date: the call it shows is no longer pending; "
+            "nothing was run.",
+        )
     return first, Command(resume={first.interrupt_id: dict(DECISIONS[action])})
 
 

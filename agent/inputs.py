@@ -1,5 +1,6 @@
 """What a submit carries, checked at the boundary: the message, the conversation id, the
-action and the optional focus. Bad input becomes an `InputError` with a stream error code.
+action, the optional focus and the optional options. Bad input becomes an `InputError` with a
+stream error code.
 """
 
 from __future__ import annotations
@@ -7,12 +8,18 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 TRUNCATED_SUFFIX = "[...truncated]"
 ACTIONS = ("", "confirm", "reject")
 MAX_FOCUS_CHARS = 2000
+MAX_OPTIONS_CHARS = 20_000
+MAX_RESOURCES = 20
+Mode = Literal["dynamic", "none", "yaml", "diagnose"]
+MODES: tuple[Mode, ...] = ("dynamic", "none", "yaml", "diagnose")
 # A sentence ends with . ! ? or … (optionally closed by quotes/brackets) before white space.
 SENTENCE_END = re.compile(r"[.!?…][\"')\]»]*\s")
 
@@ -24,6 +31,26 @@ class InputError(Exception):
         self.message = message
 
 
+class Resources(BaseModel):
+    """Files (storage keys) and tables (`datasource.table`) picked for the model's context."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    files: tuple[str, ...] = Field(default=(), max_length=MAX_RESOURCES)
+    tables: tuple[str, ...] = Field(default=(), max_length=MAX_RESOURCES)
+
+
+class Options(BaseModel):
+    """The optional fifth input (CONTRACT.md, "Agent endpoint"); an unknown key is refused."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    call_id: str | None = Field(default=None, min_length=1, max_length=200)
+    mode: Mode | None = None
+    workflow: str | None = Field(default=None, min_length=1, max_length=100)
+    resources: Resources = Field(default_factory=Resources)
+
+
 @dataclass(frozen=True)
 class Submit:
     text: str
@@ -32,6 +59,8 @@ class Submit:
     action: str
     focus: dict[str, Any] | None
     truncated: bool = False
+    options: Options = field(default_factory=Options)
+    mode: Mode = "dynamic"
 
 
 def truncate(text: str, limit: int) -> tuple[str, bool]:
@@ -74,7 +103,43 @@ def _focus(raw: Any) -> dict[str, Any] | None:
     return value
 
 
-def parse(message: Any, conversation_id: Any, action: Any, focus: Any, *, max_chars: int) -> Submit:
+def _options(raw: Any) -> Options:
+    if raw in (None, ""):
+        return Options()
+    if not isinstance(raw, str) or len(raw) > MAX_OPTIONS_CHARS:
+        raise InputError(f"options must be a JSON object of at most {MAX_OPTIONS_CHARS} characters")
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise InputError("options must be a JSON object") from exc
+    if not isinstance(value, dict):
+        raise InputError("options must be a JSON object")
+    try:
+        return Options.model_validate(value)
+    except ValidationError as exc:
+        raise InputError(f"options: {_problems(exc)}") from exc
+
+
+def _problems(exc: ValidationError) -> str:
+    """The first few problems as `field: message`, without echoing the values sent."""
+    parts = []
+    for error in exc.errors(include_input=False)[:3]:
+        where = ".".join(str(p) for p in error["loc"]) or "options"
+        what = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
+        parts.append(f"{where}: {what}")
+    return "; ".join(parts)
+
+
+def parse(
+    message: Any,
+    conversation_id: Any,
+    action: Any,
+    focus: Any,
+    options: Any = "",
+    *,
+    max_chars: int,
+    default_mode: Mode = "dynamic",
+) -> Submit:
     """Check one submit's inputs; raise InputError with a clear message."""
     text, files = _message_parts(message)
     try:
@@ -86,6 +151,7 @@ def parse(message: Any, conversation_id: Any, action: Any, focus: Any, *, max_ch
         raise InputError("action must be '', 'confirm' or 'reject'")
     if not action and not text.strip() and not files:
         raise InputError("The message is empty")
+    parsed = _options(options)
     text, truncated = truncate(text, max_chars)
     return Submit(
         text=text,
@@ -94,4 +160,6 @@ def parse(message: Any, conversation_id: Any, action: Any, focus: Any, *, max_ch
         action=action,
         focus=_focus(focus),
         truncated=truncated,
+        options=parsed,
+        mode=parsed.mode or default_mode,
     )

@@ -13,14 +13,14 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from agent import inputs
+from agent import inputs, modes
 from agent.auth import AuthError, bearer_token, verify_user
 from agent.backend_client import BackendClient, BackendError
 from agent.config import Settings
 from agent.context import Context
 from agent.graph import Agent
 from agent.lease import Busy, Lease
-from agent.session import RunError, Session
+from agent.session import RunError
 from agent.stream import Turn, updates
 
 log = logging.getLogger(__name__)
@@ -40,12 +40,13 @@ class Runner:
         conversation_id: Any,
         action: Any,
         focus: Any,
+        options: Any,
         headers: Mapping[str, str],
     ) -> AsyncIterator[list[dict[str, Any]]]:
         """Stream this turn's assistant messages (CONTRACT.md stream protocol)."""
         turn = Turn(thread_id=str(conversation_id or ""))
         task = asyncio.create_task(
-            self._run(turn, message, conversation_id, action, focus, headers)
+            self._run(turn, message, conversation_id, action, focus, options, headers)
         )
         try:
             async for snapshot in updates(turn):
@@ -77,6 +78,7 @@ class Runner:
         conversation_id: Any,
         action: Any,
         focus: Any,
+        options: Any,
         headers: Mapping[str, str],
     ) -> None:
         try:
@@ -89,10 +91,15 @@ class Runner:
                 conversation_id,
                 action,
                 focus,
+                options,
                 max_chars=self.settings.agent.max_message_chars,
+                default_mode=self.settings.workflow.mode,
             )
         except inputs.InputError as exc:
             raise RunError(exc.code, exc.message) from exc
+        session_type = modes.session_for(submit.mode, action=submit.action)
+        if session_type is None:
+            raise RunError("INVALID_INPUT", f"The mode {submit.mode!r} is not available.")
         context = Context(
             user_token=user.token,
             user_id=user.user_id,
@@ -103,7 +110,7 @@ class Runner:
         )
         lease = await self._check_and_lease(context, submit)
         try:
-            await Session(
+            await session_type(
                 settings=self.settings,
                 client=self.client,
                 agent=self.agent,

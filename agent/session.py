@@ -120,7 +120,9 @@ class Session:
 
     async def _resume(self, snapshot: Any) -> Command[Any]:
         try:
-            pending, command = hitl.resolve(snapshot, self.submit.action)
+            pending, command = hitl.resolve(
+                snapshot, self.submit.action, self.submit.options.call_id
+            )
         except hitl.ConfirmationError as exc:
             raise RunError(exc.code, exc.message) from exc
         self.append_later(**hitl.decision_record(pending, self.submit.action))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -30,22 +31,44 @@ class Chat:
         return self._clients[token]
 
     def submit(
-        self, token: str, conversation_id: str, text: str = "", *, action: str = "", focus: str = ""
+        self,
+        token: str,
+        conversation_id: str,
+        text: str = "",
+        *,
+        action: str = "",
+        focus: str = "",
+        options: dict[str, Any] | str | None = None,
     ) -> Job:
         return self.client(token).submit(
             message={"text": text, "files": []},
             conversation_id=conversation_id,
             action=action,
             focus=focus,
+            options=options if isinstance(options, str) else json.dumps(options or {}),
             api_name="/chat",
         )
 
     def send(
-        self, token: str, conversation_id: str, text: str = "", *, action: str = "", focus: str = ""
+        self,
+        token: str,
+        conversation_id: str,
+        text: str = "",
+        *,
+        action: str = "",
+        focus: str = "",
+        options: dict[str, Any] | str | None = None,
     ) -> list[Messages]:
         """Every streamed value of one submit, in order (each is the turn's message list)."""
-        job = self.submit(token, conversation_id, text, action=action, focus=focus)
+        job = self.submit(token, conversation_id, text, action=action, focus=focus, options=options)
         return collect(job)
+
+    def decide(
+        self, token: str, conversation_id: str, action: str, call_id: str | None
+    ) -> list[Messages]:
+        """Answer the pending confirmation shown on the card of `call_id`."""
+        options = {"call_id": call_id} if call_id else {}
+        return self.send(token, conversation_id, action=action, options=options)
 
 
 def collect(job: Job, timeout: float = 60) -> list[Messages]:
@@ -86,6 +109,12 @@ def kinds(messages: Messages) -> list[str]:
 
 def of_type(messages: Messages, kind: str) -> list[dict[str, Any]]:
     return [m for m in messages if m["metadata"].get("type", "text") == kind]
+
+
+def confirm_id(outputs: list[Messages]) -> str:
+    """The call id on the confirmation card of a finished stream."""
+    (card,) = of_type(outputs[-1], "confirm_required")
+    return str(card["metadata"]["call_id"])
 
 
 def text_of(messages: Messages) -> str:

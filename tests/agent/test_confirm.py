@@ -9,6 +9,7 @@ import pytest
 from tests.agent.support import (
     assert_valid_for_any_provider,
     collect,
+    confirm_id,
     error_code,
     history,
     kinds,
@@ -53,11 +54,11 @@ def test_confirm_runs_the_tool_exactly_once_with_its_row_audit_and_decision(
     chat, tokens, conversation, fake_llm, sql, api
 ):
     cid = conversation()
-    ask_to_deploy(chat, tokens["admin"], cid, fake_llm)
+    call = confirm_id(ask_to_deploy(chat, tokens["admin"], cid, fake_llm))
     before = deployments(sql)
     fake_llm.enqueue({"text": "Deployed to staging."})
 
-    outputs = chat.send(tokens["admin"], cid, action="confirm")
+    outputs = chat.decide(tokens["admin"], cid, "confirm", call)
 
     assert kinds(outputs[0]) == ["tool_start"]
     final = outputs[-1]
@@ -79,7 +80,7 @@ def test_confirm_runs_the_tool_exactly_once_with_its_row_audit_and_decision(
     ).fetchone()[0]
     assert audited == 1
 
-    again = chat.send(tokens["admin"], cid, action="confirm")
+    again = chat.decide(tokens["admin"], cid, "confirm", call)
 
     assert error_code(again) == "NO_PENDING_CONFIRMATION" and deployments(sql) == before + 1
 
@@ -90,7 +91,7 @@ def test_reject_runs_nothing_and_tells_the_model(chat, tokens, conversation, fak
     before = deployments(sql)
     fake_llm.enqueue({"text": "Understood, not deploying."})
 
-    outputs = chat.send(tokens["admin"], cid, action="reject")
+    outputs = chat.decide(tokens["admin"], cid, "reject", None)
 
     final = outputs[-1]
     assert kinds(final) == ["tool_error", "text"]
@@ -107,7 +108,7 @@ def test_confirm_with_nothing_pending_is_no_pending_confirmation(
     fake_llm.enqueue({"text": "Hello."})
     chat.send(tokens["admin"], cid, "hi")
 
-    assert error_code(chat.send(tokens["admin"], cid, action="confirm")) == (
+    assert error_code(chat.decide(tokens["admin"], cid, "confirm", "call_none")) == (
         "NO_PENDING_CONFIRMATION"
     )
     assert len(fake_llm.requests) == 1
@@ -116,7 +117,7 @@ def test_confirm_with_nothing_pending_is_no_pending_confirmation(
 def test_confirm_on_a_conversation_without_checkpoint_is_checkpoint_expired(
     chat, tokens, conversation
 ):
-    assert error_code(chat.send(tokens["admin"], conversation(), action="confirm")) == (
+    assert error_code(chat.decide(tokens["admin"], conversation(), "confirm", "call_x")) == (
         "CHECKPOINT_EXPIRED"
     )
 
@@ -125,7 +126,7 @@ def test_confirm_after_archive_is_checkpoint_expired_and_runs_nothing(
     chat, tokens, conversation, fake_llm, sql, api
 ):
     cid = conversation()
-    ask_to_deploy(chat, tokens["admin"], cid, fake_llm)
+    call = confirm_id(ask_to_deploy(chat, tokens["admin"], cid, fake_llm))
     before = deployments(sql)
     assert (
         api.delete(
@@ -134,13 +135,13 @@ def test_confirm_after_archive_is_checkpoint_expired_and_runs_nothing(
         == 204
     )
 
-    assert error_code(chat.send(tokens["admin"], cid, action="confirm")) == "CHECKPOINT_EXPIRED"
+    assert error_code(chat.decide(tokens["admin"], cid, "confirm", call)) == "CHECKPOINT_EXPIRED"
 
     restored = api.post(
         f"/api/assistant/conversations/{cid}/restore", headers=bearer(tokens["admin"])
     )
     assert restored.status_code == 200
-    assert error_code(chat.send(tokens["admin"], cid, action="confirm")) == "CHECKPOINT_EXPIRED"
+    assert error_code(chat.decide(tokens["admin"], cid, "confirm", call)) == "CHECKPOINT_EXPIRED"
     assert deployments(sql) == before
 
 
@@ -148,7 +149,7 @@ def test_a_new_message_while_a_confirmation_waits_rejects_it_first(
     chat, tokens, conversation, fake_llm, sql, api
 ):
     cid = conversation()
-    ask_to_deploy(chat, tokens["admin"], cid, fake_llm)
+    call = confirm_id(ask_to_deploy(chat, tokens["admin"], cid, fake_llm))
     before = deployments(sql)
     fake_llm.enqueue({"text": "Sure, something else."})
 
@@ -163,7 +164,7 @@ def test_a_new_message_while_a_confirmation_waits_rejects_it_first(
         m["metadata"] for m in history(api, tokens["admin"], cid) if m["metadata"].get("type")
     ]
     assert decisions[-1]["decision"] == "reject" and decisions[-1]["reason"]
-    assert error_code(chat.send(tokens["admin"], cid, action="confirm")) == (
+    assert error_code(chat.decide(tokens["admin"], cid, "confirm", call)) == (
         "NO_PENDING_CONFIRMATION"
     )
 
@@ -187,11 +188,11 @@ def test_a_viewers_confirmed_deploy_is_refused_by_the_backend_and_explained(
     chat, tokens, conversation, fake_llm, sql
 ):
     cid = conversation("viewer")
-    ask_to_deploy(chat, tokens["viewer"], cid, fake_llm)
+    call = confirm_id(ask_to_deploy(chat, tokens["viewer"], cid, fake_llm))
     before = deployments(sql)
     fake_llm.enqueue({"text": "You need the admin role to deploy; ask an admin."})
 
-    outputs = chat.send(tokens["viewer"], cid, action="confirm")
+    outputs = chat.decide(tokens["viewer"], cid, "confirm", call)
 
     error = of_type(outputs[-1], "tool_error")[0]["metadata"]["error"]
     assert error["code"] == "FORBIDDEN" and "admin" in error["message"]
@@ -207,11 +208,11 @@ def test_a_confirm_sent_while_the_first_stream_is_closing_waits_for_it(
     cid = conversation()
     fake_llm.enqueue({"tool_calls": [{"name": "deploy_dashboard", "args": DEPLOY}]})
     first = chat.submit(tokens["admin"], cid, "Deploy 42 to staging")
-    wait_for(first, lambda m: "confirm_required" in kinds(m))
+    shown = wait_for(first, lambda m: "confirm_required" in kinds(m))
     before = deployments(sql)
     fake_llm.enqueue({"text": "Done."})
 
-    outputs = chat.send(tokens["admin"], cid, action="confirm")
+    outputs = chat.decide(tokens["admin"], cid, "confirm", confirm_id([shown]))
 
     assert kinds(outputs[-1]) == ["tool_end", "text"]
     assert deployments(sql) == before + 1
@@ -223,16 +224,17 @@ def test_someone_elses_conversation_is_not_found_for_decisions_too(
 ):
     cid = conversation("admin")
 
-    assert error_code(chat.send(tokens["viewer"], cid, action=action)) == "NOT_FOUND"
+    assert error_code(chat.decide(tokens["viewer"], cid, action, "call_x")) == "NOT_FOUND"
 
 
 def test_two_confirms_at_once_run_the_tool_once(chat, tokens, conversation, fake_llm, sql):
     cid = conversation()
-    ask_to_deploy(chat, tokens["admin"], cid, fake_llm)
+    call = confirm_id(ask_to_deploy(chat, tokens["admin"], cid, fake_llm))
     before = deployments(sql)
     fake_llm.enqueue({"text": "Deployed once."})
 
-    jobs = [chat.submit(tokens["admin"], cid, action="confirm") for _ in range(2)]
+    options = {"call_id": call}
+    jobs = [chat.submit(tokens["admin"], cid, action="confirm", options=options) for _ in range(2)]
     results = [collect(job)[-1] for job in jobs]
 
     assert deployments(sql) == before + 1

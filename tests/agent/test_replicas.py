@@ -17,6 +17,7 @@ from tests.agent.support import (
     Chat,
     assert_valid_for_any_provider,
     collect,
+    confirm_id,
     error_code,
     kinds,
     text_of,
@@ -48,19 +49,21 @@ def replica(start_agent) -> Iterator[Replica]:
         yield Replica(start_agent, stack)
 
 
-def _deploy_pending(chat: Chat, token: str, cid: str, fake_llm) -> None:
+def _deploy_pending(chat: Chat, token: str, cid: str, fake_llm) -> str:
     fake_llm.enqueue({"tool_calls": [{"name": "deploy_dashboard", "args": DEPLOY}]})
-    assert kinds(chat.send(token, cid, "Deploy 42 to staging")[-1]) == ["confirm_required"]
+    outputs = chat.send(token, cid, "Deploy 42 to staging")
+    assert kinds(outputs[-1]) == ["confirm_required"]
+    return confirm_id(outputs)
 
 
 def test_a_confirmation_started_on_one_process_is_confirmed_on_another(
     chat, replica, tokens, conversation, fake_llm
 ):
     cid = conversation()
-    _deploy_pending(chat, tokens["admin"], cid, fake_llm)
+    call = _deploy_pending(chat, tokens["admin"], cid, fake_llm)
     fake_llm.enqueue({"text": "Deployed."})
 
-    outputs = Chat(replica.url).send(tokens["admin"], cid, action="confirm")
+    outputs = Chat(replica.url).decide(tokens["admin"], cid, "confirm", call)
 
     assert kinds(outputs[-1]) == ["tool_end", "text"]
     assert outputs[-1][0]["metadata"]["output"]["environment"] == "staging"
@@ -91,7 +94,7 @@ def test_a_pending_confirmation_survives_killing_and_restarting_the_agent(
     chat, replica, tokens, conversation, fake_llm, sql, api
 ):
     cid, busy = conversation(), conversation()
-    _deploy_pending(Chat(replica.url), tokens["admin"], cid, fake_llm)
+    call = _deploy_pending(Chat(replica.url), tokens["admin"], cid, fake_llm)
     before = sql.execute("select count(*) from dashboard_deployments").fetchone()[0]
     fake_llm.enqueue(
         {
@@ -105,7 +108,7 @@ def test_a_pending_confirmation_survives_killing_and_restarting_the_agent(
 
     replica.restart_after_kill()
     fake_llm.enqueue({"text": "Deployed after the restart."})
-    outputs = Chat(replica.url).send(tokens["admin"], cid, action="confirm")
+    outputs = Chat(replica.url).decide(tokens["admin"], cid, "confirm", call)
 
     assert kinds(outputs[-1]) == ["tool_end", "text"]
     assert text_of(outputs[-1]) == "Deployed after the restart."

@@ -226,14 +226,15 @@ def test_too_many_tool_calls_in_one_turn_hit_budget_exhausted_and_run_none(
     assert len(of_type(final, "tool_error")) == 9 and not of_type(final, "tool_end")
 
 
-def test_the_chat_endpoint_takes_message_conversation_id_action_and_an_optional_focus(
+def test_the_chat_endpoint_takes_message_conversation_id_action_and_optional_focus_and_options(
     chat, tokens, conversation, fake_llm
 ):
     api = chat.client(tokens["admin"]).view_api(return_format="dict", print_info=False)
     params = api["named_endpoints"]["/chat"]["parameters"]
     names = [p["parameter_name"] for p in params]
-    assert names == ["message", "conversation_id", "action", "focus"]
-    assert params[3]["parameter_has_default"] and params[3]["parameter_default"] == ""
+    assert names == ["message", "conversation_id", "action", "focus", "options"]
+    for optional in params[3:]:
+        assert optional["parameter_has_default"] and optional["parameter_default"] == ""
     cid = conversation()
     fake_llm.enqueue({"text": "Plain call works."})
 

@@ -7,12 +7,28 @@ import { withRetries, type RetryOptions } from "./retry";
 
 export const AGENT_PATH = "/api/agent/gradio/";
 
+/** The agent's optional `options` input (CONTRACT.md, "Agent endpoint"). */
+export interface TurnOptions {
+  /** The id of the call on the confirmation card the person answered. */
+  call_id?: string;
+  mode?: "dynamic" | "none" | "yaml" | "diagnose";
+  workflow?: string;
+  resources?: { files?: string[]; tables?: string[] };
+}
+
 export interface TurnInput {
   text: string;
   files: File[];
   action: "" | ConfirmAction;
   /** JSON of what the person is looking at (the agent's `focus` input), or "". */
   focus: string;
+  options?: TurnOptions;
+}
+
+/** The `options` input as sent: "" when there is nothing to say. */
+export function encodeOptions(options: TurnOptions | undefined): string {
+  const set = Object.entries(options ?? {}).filter(([, value]) => value !== undefined);
+  return set.length ? JSON.stringify(Object.fromEntries(set)) : "";
 }
 
 export type TurnEnd =
@@ -94,6 +110,7 @@ export class AgentChannel {
       conversation_id: this.conversationId,
       action: input.action,
       focus: input.focus,
+      options: encodeOptions(input.options),
     });
     this.#job = job;
     const stopped = new Promise<TurnEnd>((resolve) => {

@@ -69,11 +69,13 @@ export class Thread {
     return this.#turn({ text, files, action: "", focus }, echo);
   }
 
-  /** Answer the pending confirmation (FR-009); the card stays answerable if it was not sent. */
-  async answer(action: ConfirmAction): Promise<boolean> {
+  /** Answer the confirmation card of `callId` (FR-009); the id travels with the decision, so
+   * an out-of-date card approves nothing. The card stays answerable if it was not sent. */
+  async answer(action: ConfirmAction, callId: string): Promise<boolean> {
     const meta = this.pending;
     if (meta) this.decisions = { ...this.decisions, [meta.call_id]: action };
-    const sent = await this.#turn({ text: "", files: [], action, focus: "" }, null);
+    const options = { call_id: callId };
+    const sent = await this.#turn({ text: "", files: [], action, focus: "", options }, null);
     if (!sent && meta) {
       const { [meta.call_id]: _, ...rest } = this.decisions;
       this.decisions = rest;

@@ -19,6 +19,7 @@ from fastapi import FastAPI
 from agent.auth import UserAuthMiddleware
 from agent.backend_client import BackendClient, BackendError
 from agent.config import Settings
+from agent.documents.uploads import uploads_only
 from agent.graph import build_agent, build_model, open_checkpointer
 from agent.run import Runner
 from agent.tools import build_tools
@@ -63,6 +64,10 @@ def _chat_interface(holder: _Holder, settings: Settings) -> gr.ChatInterface:
     demo = gr.ChatInterface(
         chat,
         multimodal=True,
+        # Neither the message box nor the page's chat log copies a file that was not uploaded
+        # through this app (agent/documents/uploads.py): no server file enters Gradio's cache.
+        textbox=uploads_only(gr.MultimodalTextbox(show_label=False, label="Message", scale=7)),
+        chatbot=uploads_only(gr.Chatbot(label="Chatbot", scale=1)),
         additional_inputs=[
             gr.Textbox(label="conversation_id", value=""),
             gr.Textbox(label="action", value=""),

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent.documents import injection, reader
+from agent.documents import injection, reader, uploads
 from agent.documents.base import INVALID_INPUT, DocumentError, Limits, Notice, ParsedDocument
 
 
@@ -49,32 +49,46 @@ class PreparedAttachments:
         ]
 
 
-def file_entry(entry: Any) -> tuple[Path, str]:
-    """(path, display name) from what Gradio hands over: a path, or a FileData-like dict."""
+def _display_name(raw: str, original: Any) -> str:
+    name = str(original or "") or raw.replace("\\", "/").rstrip("/").rpartition("/")[2]
+    return name[:200] or "file"
+
+
+def file_entry(entry: Any, root: Path | None = None) -> tuple[Path, str]:
+    """(path, display name) of an uploaded file from what Gradio hands over (a path, or a
+    FileData-like dict); anything not uploaded to this app is UNSUPPORTED_FILE, unopened."""
+    raw: Any
+    original: Any
     if isinstance(entry, str | Path):
-        return Path(entry), Path(entry).name
-    raw = entry.get("path") if isinstance(entry, dict) else getattr(entry, "path", None)
+        raw, original = str(entry), None
+    elif isinstance(entry, dict):
+        raw, original = entry.get("path"), entry.get("orig_name")
+    else:
+        raw, original = getattr(entry, "path", None), getattr(entry, "orig_name", None)
     if not raw:
         raise DocumentError(INVALID_INPUT, "An attached file has no path.", {})
-    original = entry.get("orig_name") if isinstance(entry, dict) else None
-    return Path(raw), str(original or Path(raw).name)
+    name = _display_name(str(raw), original)
+    return uploads.checked_path(raw, name, root), name
 
 
-async def prepare_attachments(files: list[Any] | None, settings: Any) -> PreparedAttachments:
-    """Check count and sizes first, then parse each file off the event loop.
+async def prepare_attachments(
+    files: list[Any] | None, settings: Any, *, root: Path | None = None
+) -> PreparedAttachments:
+    """Check where each file comes from, count and sizes first, then parse each file off the
+    event loop. `root` is the upload folder (Gradio's, by default).
 
     Raises DocumentError (UNSUPPORTED_FILE, FILE_TOO_LARGE, INVALID_INPUT) before any side effect.
     """
-    entries = [file_entry(f) for f in files or []]
-    if not entries:
-        return PreparedAttachments()
-    limit = settings.agent.max_files
-    if len(entries) > limit:
+    limit, count = settings.agent.max_files, len(files or [])
+    if count > limit:
         raise DocumentError(
             INVALID_INPUT,
-            f"At most {limit} files can be attached to one message ({len(entries)} were).",
-            {"max_files": limit, "count": len(entries)},
+            f"At most {limit} files can be attached to one message ({count} were).",
+            {"max_files": limit, "count": count},
         )
+    entries = [file_entry(f, root) for f in files or []]
+    if not entries:
+        return PreparedAttachments()
     limits = Limits.from_settings(settings)
     for path, name in entries:
         reader.check_size(path, name, limits)

@@ -164,7 +164,7 @@ def test_ten_megabytes_pass_and_one_byte_more_is_refused_by_the_server(
     refused = send_files(chat, tokens["viewer"], conversation("viewer"), "read", [over])
 
     error = the_error(refused)
-    assert error["code"] == "FILE_TOO_LARGE"
+    assert error["code"] == "FILE_TOO_LARGE", error
     assert (error["details"]["limit"], error["details"]["size"]) == (LIMIT, LIMIT + 1)
     assert len(fake_llm.requests) == 1  # no model call for the refused file
 

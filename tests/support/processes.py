@@ -66,7 +66,7 @@ def serve(
             stderr=subprocess.STDOUT,
         )
         try:
-            wait_http(base + health_path, proc=proc)
+            wait_http(base + health_path, proc=proc, timeout=180)  # a loaded machine starts slowly
             yield base, proc
         finally:
             stop(proc)

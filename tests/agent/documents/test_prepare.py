@@ -30,7 +30,7 @@ async def test_no_files_leave_the_message_text_unchanged():
 async def test_files_become_attachment_blocks_after_the_users_text(tmp_path: Path):
     pdf = samples.pdf_with_table(tmp_path / "risks.pdf")
     csv = samples.csv_file(tmp_path / "sales.csv", "cp1251")
-    prepared = await prepare_attachments([str(pdf), {"path": str(csv)}], settings())
+    prepared = await prepare_attachments([str(pdf), {"path": str(csv)}], settings(), root=tmp_path)
     content = prepared.content("выдели риски")
     assert isinstance(content, str)
     assert content.startswith('выдели риски\n\n<attachment name="risks.pdf" type="application/pdf"')
@@ -42,7 +42,7 @@ async def test_files_become_attachment_blocks_after_the_users_text(tmp_path: Pat
 
 async def test_the_records_carry_name_type_size_hash_and_the_extracted_text(tmp_path: Path):
     path = samples.xlsx_multi_sheet(tmp_path / "book.xlsx")
-    prepared = await prepare_attachments([path], settings())
+    prepared = await prepare_attachments([path], settings(), root=tmp_path)
     (record,) = prepared.records()
     assert record["name"] == "book.xlsx"
     assert record["content_type"].endswith("spreadsheetml.sheet")
@@ -54,7 +54,7 @@ async def test_the_records_carry_name_type_size_hash_and_the_extracted_text(tmp_
 async def test_text_past_the_token_cap_is_cut_and_a_notice_says_so(tmp_path: Path):
     path = tmp_path / "long.csv"
     path.write_text("id,v\n" + "".join(f"{i},value-{i}\n" for i in range(400)), encoding="utf-8")
-    prepared = await prepare_attachments([path], settings(max_attachment_tokens=300))
+    prepared = await prepare_attachments([path], settings(max_attachment_tokens=300), root=tmp_path)
     content = prepared.content("q")
     assert isinstance(content, str)
     assert estimate_tokens(content) <= 300
@@ -70,7 +70,9 @@ async def test_a_small_file_keeps_all_its_text_next_to_a_large_one(tmp_path: Pat
     big = tmp_path / "big.csv"
     big.write_text("id,v\n" + "".join(f"{i},x{i}\n" for i in range(3000)), encoding="utf-8")
     small = samples.csv_file(tmp_path / "small.csv", "utf-8", ",")
-    prepared = await prepare_attachments([big, small], settings(max_attachment_tokens=1000))
+    prepared = await prepare_attachments(
+        [big, small], settings(max_attachment_tokens=1000), root=tmp_path
+    )
     content = prepared.content("")
     assert isinstance(content, str)
     assert "Новосибирск | 33 | Задержка поставок оборудования" in content
@@ -90,7 +92,7 @@ def test_the_cap_never_exceeds_half_the_models_input_budget():
 async def test_more_files_than_allowed_are_refused_before_any_is_read(tmp_path: Path):
     paths = [samples.renamed_exe(tmp_path / f"f{i}.pdf") for i in range(3)]
     with pytest.raises(DocumentError) as caught:
-        await prepare_attachments(paths, settings(max_files=2))
+        await prepare_attachments(paths, settings(max_files=2), root=tmp_path)
     assert caught.value.code == "INVALID_INPUT"
     assert caught.value.details == {"max_files": 2, "count": 3}
 
@@ -99,14 +101,14 @@ async def test_sizes_are_checked_for_every_file_before_any_is_parsed(tmp_path: P
     bad_type = samples.renamed_exe(tmp_path / "first.pdf")
     too_big = samples.sized(tmp_path / "second.csv", 2001)
     with pytest.raises(DocumentError) as caught:
-        await prepare_attachments([bad_type, too_big], settings(max_file_bytes=2000))
+        await prepare_attachments([bad_type, too_big], settings(max_file_bytes=2000), root=tmp_path)
     assert caught.value.code == "FILE_TOO_LARGE"
     assert caught.value.details["name"] == "second.csv"
 
 
 async def test_an_image_for_a_vision_model_is_an_image_part_beside_the_text(tmp_path: Path):
     path = samples.png(tmp_path / "chart.png")
-    prepared = await prepare_attachments([path], settings(images=True))
+    prepared = await prepare_attachments([path], settings(images=True), root=tmp_path)
     content = prepared.content("what is this?")
     assert isinstance(content, list)
     text, image = content
@@ -118,7 +120,9 @@ async def test_an_image_for_a_vision_model_is_an_image_part_beside_the_text(tmp_
 
 
 async def test_an_image_for_a_text_model_is_described_with_a_notice(tmp_path: Path):
-    prepared = await prepare_attachments([samples.png(tmp_path / "c.png")], settings())
+    prepared = await prepare_attachments(
+        [samples.png(tmp_path / "c.png")], settings(), root=tmp_path
+    )
     assert isinstance(prepared.content("x"), str)
     assert [n.code for n in prepared.notices] == ["IMAGE_NOT_SUPPORTED"]
 
@@ -126,6 +130,6 @@ async def test_an_image_for_a_text_model_is_described_with_a_notice(tmp_path: Pa
 async def test_a_gradio_file_dict_keeps_its_original_name(tmp_path: Path):
     path = samples.csv_file(tmp_path / "tmpab12.csv", "utf-8", ",")
     prepared = await prepare_attachments(
-        [{"path": str(path), "orig_name": "Sales Q3.csv"}], settings()
+        [{"path": str(path), "orig_name": "Sales Q3.csv"}], settings(), root=tmp_path
     )
     assert prepared.metadata()[0]["name"] == "Sales Q3.csv"

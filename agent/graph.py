@@ -18,6 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import ToolCall
 from langchain_core.tools import BaseTool
 from langchain_openai import ChatOpenAI
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
@@ -57,9 +58,12 @@ def _describe(tool_call: ToolCall, state: Any, runtime: Runtime[Any]) -> str:
     return describe_call(tool_call["name"], tool_call["args"])
 
 
-def middleware(settings: Settings) -> list[AgentMiddleware[Any, Context, Any]]:
+def middleware(
+    settings: Settings, *, guards: Sequence[AgentMiddleware[Any, Context, Any]] = ()
+) -> list[AgentMiddleware[Any, Context, Any]]:
     """In order: argument checks, then confirmation (what runs before the pause re-runs on
-    resume, so nothing before it may have side effects), then tool errors, limits, input."""
+    resume, so nothing before it may have side effects), then `guards` (they see only calls a
+    person approved, e.g. the evaluation's dry run), then tool errors, limits, input."""
     confirm: dict[str, bool | InterruptOnConfig] = {
         name: InterruptOnConfig(allowed_decisions=["approve", "reject"], description=_describe)
         for name in CONFIRM_TOOLS
@@ -67,6 +71,7 @@ def middleware(settings: Settings) -> list[AgentMiddleware[Any, Context, Any]]:
     return [
         ArgumentsFirst(),
         HumanInTheLoopMiddleware(interrupt_on=confirm, interrupt_mode="per_call"),
+        *guards,
         ToolErrors(),
         ModelCallLimitMiddleware(run_limit=settings.agent.max_model_calls, exit_behavior="error"),
         ToolCallLimitMiddleware(run_limit=settings.agent.max_tool_calls, exit_behavior="end"),
@@ -80,14 +85,15 @@ def build_agent(
     *,
     model: BaseChatModel,
     tools: Sequence[BaseTool],
-    checkpointer: AsyncPostgresSaver | None,
+    checkpointer: BaseCheckpointSaver[Any] | None,
+    guards: Sequence[AgentMiddleware[Any, Context, Any]] = (),
 ) -> Agent:
     """The compiled agent graph; thread_id = conversation id, Context per run."""
     return create_agent(
         model,
         list(tools),
         system_prompt=SYSTEM_PROMPT,
-        middleware=middleware(settings),
+        middleware=middleware(settings, guards=guards),
         checkpointer=checkpointer,
         context_schema=Context,
         name="agent",

@@ -12,7 +12,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from agent_chat import frontend
+from agent_chat import evaluate, frontend
 from backend.config import Settings
 from backend.pgembed import resolve_database_url
 
@@ -151,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent-port", type=int, default=7860)
     p.add_argument("--web-port", type=int, default=5173, help="the browser client")
     p.set_defaults(func=cmd_up)
+    evaluate.register(sub)
     return parser
 
 

@@ -1,0 +1,196 @@
+"""Running the cases: each one a fresh conversation through the real agent graph (the
+configured model, the real tools over HTTP, the confirmation middleware), recording the tools
+the model chose in that turn.
+
+- A confirmation ends the case: the pending call counts as chosen and is never resumed.
+- Write tools without a confirmation (create_branch) get a synthetic result (sandbox.py).
+- Threads live in an in-memory checkpointer and are deleted after their case: an evaluation
+  creates no conversation, no history row and no checkpoint in the platform's database.
+- A model failure, an exhausted budget or the run deadline fails that case with the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.errors import GraphRecursionError
+
+from agent import hitl
+from agent.backend_client import BackendClient
+from agent.config import Settings
+from agent.context import Context
+from agent.evaluation.cases import NumberedCase, Turn
+from agent.evaluation.identity import check_service, sign_in
+from agent.evaluation.sandbox import DryRunWrites
+from agent.graph import Agent, build_agent, build_model, recursion_limit
+from agent.middleware import LlmError
+from agent.tools import build_tools
+
+log = logging.getLogger(__name__)
+TOOL_LIMIT_NODE = "ToolCallLimitMiddleware"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the agent did for one case."""
+
+    numbered: NumberedCase
+    called: tuple[str, ...]  # tool names in the order the model called them (repeats kept)
+    confirm: tuple[str, ...] = ()  # of those, the calls left waiting for a confirmation
+    error: str | None = None  # why the turn did not finish ("CODE: message")
+
+    @property
+    def passed(self) -> bool:
+        """Exactly the expected tools, compared as sets, and a turn that finished."""
+        expected = set(self.numbered.case.expected_tools)
+        return self.error is None and set(self.called) == expected
+
+
+def history_messages(turns: Sequence[Turn]) -> list[BaseMessage]:
+    """A case's earlier turns as the agent's messages."""
+    return [
+        HumanMessage(content=t.content, id=str(uuid.uuid4()))
+        if t.role == "user"
+        else AIMessage(content=t.content, id=str(uuid.uuid4()))
+        for t in turns
+    ]
+
+
+def tools_called(messages: Sequence[BaseMessage], after_id: str) -> tuple[str, ...]:
+    """The names of the tool calls of every AI message after the message `after_id`."""
+    ids = [m.id for m in messages]
+    start = ids.index(after_id) + 1 if after_id in ids else len(messages)
+    return tuple(
+        call["name"]
+        for message in messages[start:]
+        if isinstance(message, AIMessage)
+        for call in message.tool_calls
+    )
+
+
+def _tool_budget_spent(update: dict[str, Any]) -> bool:
+    """Whether the tool-call limit ended the turn (it then answers with an AI message)."""
+    return any(
+        node.startswith(TOOL_LIMIT_NODE)
+        and isinstance(data, dict)
+        and any(isinstance(m, AIMessage) for m in data.get("messages") or [])
+        for node, data in update.items()
+    )
+
+
+class Evaluator:
+    """Runs cases against one compiled agent as one signed-in user."""
+
+    def __init__(
+        self, *, settings: Settings, agent: Agent, checkpointer: InMemorySaver, user: Context
+    ) -> None:
+        self.settings = settings
+        self.agent = agent
+        self.checkpointer = checkpointer
+        self.user = user
+
+    async def run_case(self, numbered: NumberedCase) -> Outcome:
+        """One case as a fresh conversation; its thread is deleted afterwards."""
+        case = numbered.case
+        thread = str(uuid.uuid4())
+        config: RunnableConfig = {
+            "configurable": {"thread_id": thread},
+            "recursion_limit": recursion_limit(self.settings),
+        }
+        context = replace(self.user, conversation_id=thread, focus=case.focus)
+        question = HumanMessage(content=case.query, id=str(uuid.uuid4()))
+        graph_input = {"messages": [*history_messages(case.history), question]}
+        try:
+            error = await self._stream(graph_input, config, context)
+            snapshot = await self.agent.aget_state(config)
+        finally:
+            await self.checkpointer.adelete_thread(thread)
+        messages = list((snapshot.values or {}).get("messages", []))
+        assert question.id is not None
+        return Outcome(
+            numbered=numbered,
+            called=tools_called(messages, question.id),
+            confirm=tuple(p.tool for p in hitl.pending_of(snapshot)),
+            error=error,
+        )
+
+    async def _stream(
+        self, graph_input: dict[str, Any], config: RunnableConfig, context: Context
+    ) -> str | None:
+        """Run the turn to its end or its first confirmation; the reason it failed, if so."""
+        deadline = self.settings.agent.run_deadline_s
+        try:
+            async with asyncio.timeout(deadline):
+                async for update in self.agent.astream(
+                    graph_input, config, context=context, stream_mode="updates"
+                ):
+                    if _tool_budget_spent(update):
+                        return "BUDGET_EXHAUSTED: the turn used up its tool-call budget"
+        except LlmError as exc:
+            return f"LLM_ERROR: {exc}"
+        except (ModelCallLimitExceededError, GraphRecursionError):
+            return "BUDGET_EXHAUSTED: the turn used up its model-call budget"
+        except TimeoutError:
+            return f"DEADLINE: the turn did not finish within {deadline:g} s"
+        except Exception as exc:
+            # As a chat run does (agent/run.py): our bug in one case must not end the others.
+            log.exception("evaluation case failed")
+            return f"INTERNAL_ERROR: {type(exc).__name__}"
+        return None
+
+    async def run_all(
+        self,
+        cases: Sequence[NumberedCase],
+        *,
+        concurrency: int,
+        on_done: Callable[[Outcome], None] = lambda outcome: None,
+    ) -> list[Outcome]:
+        """Every case, at most `concurrency` at a time; outcomes in the cases' order."""
+        slots = asyncio.Semaphore(concurrency)
+
+        async def one(numbered: NumberedCase) -> Outcome:
+            async with slots:
+                outcome = await self.run_case(numbered)
+            on_done(outcome)
+            return outcome
+
+        return list(await asyncio.gather(*(one(c) for c in cases)))
+
+
+async def evaluate(
+    settings: Settings,
+    cases: Sequence[NumberedCase],
+    *,
+    username: str,
+    password: str,
+    concurrency: int,
+    model: BaseChatModel | None = None,
+    on_done: Callable[[Outcome], None] = lambda outcome: None,
+) -> list[Outcome]:
+    """Sign in, build the agent (`model`, else the configured one) and run every case."""
+    user = await sign_in(settings, username=username, password=password)
+    client = BackendClient(settings)
+    try:
+        await check_service(client)
+        checkpointer = InMemorySaver()
+        agent = build_agent(
+            settings,
+            model=model or build_model(settings),
+            tools=build_tools(client),
+            checkpointer=checkpointer,
+            guards=[DryRunWrites()],
+        )
+        evaluator = Evaluator(settings=settings, agent=agent, checkpointer=checkpointer, user=user)
+        return await evaluator.run_all(cases, concurrency=concurrency, on_done=on_done)
+    finally:
+        await client.aclose()

@@ -28,6 +28,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from agent.demo import answers
+from agent.demo.plan import steps
 from agent.demo.request import Request, is_russian, remember, text_of
 from agent.demo.routes import Ask, Call, route
 
@@ -51,8 +52,14 @@ def _tool_name(tool: Any) -> str:
     return str(convert_to_openai_tool(tool)["function"]["name"])
 
 
+def _calling(routed: Call) -> AIMessage:
+    call = {"name": routed.name, "args": routed.args, "id": _tool_call_id()}
+    return AIMessage(content="", tool_calls=[{**call, "type": "tool_call"}])
+
+
 class DemoChatModel(BaseChatModel):
-    """A deterministic stand-in for an LLM: one tool call per request, then a short summary."""
+    """A deterministic stand-in for an LLM: a tool call per step of the request (one after the
+    other), then a short summary."""
 
     words_per_chunk: int = 3
     """How many words each streamed text chunk carries."""
@@ -76,29 +83,44 @@ class DemoChatModel(BaseChatModel):
         return self.model_copy(update={"tool_names": tuple(_tool_name(t) for t in tools)})
 
     def respond(self, messages: Sequence[BaseMessage]) -> AIMessage:
-        """The whole answer to `messages`: a summary, a tool call, a question or help."""
+        """The whole answer to `messages`: a tool call (the next step of the request), a
+        summary of the results, a question or help."""
         human = _last_human(messages)
         text = text_of(messages[human]) if human is not None else ""
         lang = "ru" if is_russian(text) else "en"
+        before = list(messages[:human])
+        after = list(messages[human + 1 :]) if human is not None else list(messages)
+        plan = steps(text, remember(before))
         if messages and isinstance(messages[-1], ToolMessage):
-            return AIMessage(content=self._summarise(messages, lang))
-        routed = route(Request(raw=text, text=text.lower(), memory=remember(messages[:human])))
+            following = self._next_step(plan, before, after)
+            return following or AIMessage(content=self._summarise(after, lang))
+        routed = route(Request(raw=plan[0], text=plan[0].lower(), memory=remember(before)))
         if isinstance(routed, Ask):
             return AIMessage(content=answers.question(routed.topic, lang))
         if isinstance(routed, Call) and self._allowed(routed.name):
-            call = {"name": routed.name, "args": routed.args, "id": _tool_call_id()}
-            return AIMessage(content="", tool_calls=[{**call, "type": "tool_call"}])
+            return _calling(routed)
         return AIMessage(content=answers.help_text(lang))
+
+    def _next_step(
+        self, plan: list[str], before: list[BaseMessage], after: list[BaseMessage]
+    ) -> AIMessage | None:
+        """The call of the request's next step, if one is left and the last step worked."""
+        done = sum(1 for m in after if isinstance(m, AIMessage) and m.tool_calls)
+        failed = isinstance(after[-1], ToolMessage) and after[-1].status == "error"
+        if done >= len(plan) or failed:
+            return None
+        step = plan[done]
+        routed = route(Request(raw=step, text=step.lower(), memory=remember([*before, *after])))
+        if isinstance(routed, Call) and self._allowed(routed.name):
+            return _calling(routed)
+        return None
 
     def _allowed(self, name: str) -> bool:
         return self.tool_names is None or name in self.tool_names
 
-    def _summarise(self, messages: Sequence[BaseMessage], lang: str) -> str:
-        results: list[ToolMessage] = []
-        for message in reversed(messages):
-            if not isinstance(message, ToolMessage):
-                break
-            results.insert(0, message)
+    def _summarise(self, turn: Sequence[BaseMessage], lang: str) -> str:
+        """Every tool result of this turn, in order, a line or a few each."""
+        results = [m for m in turn if isinstance(m, ToolMessage)]
         lines = [
             answers.summary(m.name or "tool", text_of(m), failed=m.status == "error", lang=lang)
             for m in results

@@ -60,6 +60,16 @@ QUESTIONS = {
         'Which table? e.g. "columns of sample.orders".',
         "Какая таблица? Например «колонки sample.orders».",
     ),
+    "secret": (
+        "I can't show passwords, keys or tokens: they are never given to me.",
+        "Пароли, ключи и токены я показать не могу: у меня их нет.",
+    ),
+    "delete": (
+        "I can't delete tables, dashboards, users or data: no tool here does that. "
+        'A chart can be removed on a branch with a commit ("commit to branch 3: remove chart X").',
+        "Удалять таблицы, дашборды, пользователей или данные я не могу: такого инструмента нет. "
+        "График можно убрать в ветке коммитом («закоммить в ветку 3: удалить график X»).",
+    ),
 }
 
 

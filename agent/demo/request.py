@@ -22,8 +22,16 @@ from agent.prompts import FOCUS_PREFIX
 
 DEFAULT_DATASOURCE = "sample"
 
+# "dash", "dashbaord" and other spellings count: people type fast.
 DASHBOARD_ID = re.compile(
-    r"(?:dashboards?|дашборд[а-яё]*|панел[а-яё]*)\s*(?:#|№|no\.?\s*|id\s*)?(\d{1,9})\b|#(\d{1,9})\b"
+    r"(?:dash[a-z]*|дашбор[а-яё]*|панел[а-яё]*)\s*(?:#|№|no\.?\s*|id\s*)?(\d{1,9})\b|#(\d{1,9})\b"
+)
+MIGRATION_ID = re.compile(r"\b(\d{8}_[a-z0-9_]{1,100})\b")
+# How the demo's own answers name a branch: 'branch "fix-1" (id 9) of dashboard #42'.
+BRANCH_MENTION = re.compile(
+    r"(?:branch|ветк[а-яё]*)\s+[\"«]([\w./-]{1,64})[\"»]\s+\(id\s+(\d{1,9})\)"
+    r"(?:\s+(?:of\s+dashboard|дашборда)\s+#(\d{1,9}))?",
+    re.I,
 )
 QUOTED = re.compile(r"[\"«“']([^\"»”']{1,200})[\"»”']")
 DOTTED_REF = re.compile(r"\b([a-z][\w-]{0,63})\.([a-z_][\w$]{0,127})\b", re.I)
@@ -48,24 +56,31 @@ def _has(pattern: str, text: str) -> bool:
 
 @dataclass
 class Memory:
-    """What earlier turns established: the last dashboard mentioned and branches created."""
+    """What earlier turns established: the last dashboard and migration mentioned, branches."""
 
     dashboard_id: int | None = None
     focus_id: int | None = None  # the dashboard open in the browser (FR-023)
     branches: list[dict[str, Any]] = field(default_factory=list)
     commits: int = 0
+    migration_id: str | None = None
 
 
 def remember(messages: Sequence[BaseMessage]) -> Memory:
-    """Scan the conversation, oldest first, for dashboard ids, created branches and commits."""
+    """Scan the conversation, oldest first, for dashboard ids, created branches, commits and
+    migrations (also in answers kept as plain text, e.g. a history given without tool calls)."""
     memory = Memory()
     for message in messages:
         if isinstance(message, SystemMessage):
             memory.focus_id = focused_dashboard(text_of(message))
-        elif isinstance(message, HumanMessage):
+            continue
+        if isinstance(message, HumanMessage | AIMessage):
+            migrations = MIGRATION_ID.findall(text_of(message).lower())
+            memory.migration_id = migrations[-1] if migrations else memory.migration_id
+        if isinstance(message, HumanMessage):
             found = dashboard_ids(text_of(message))
             memory.dashboard_id = found[-1] if found else memory.dashboard_id
         elif isinstance(message, AIMessage):
+            memory.branches.extend(mentioned_branches(text_of(message)))
             for call in message.tool_calls:
                 if isinstance(call["args"].get("dashboard_id"), int):
                     memory.dashboard_id = call["args"]["dashboard_id"]
@@ -75,6 +90,14 @@ def remember(messages: Sequence[BaseMessage]) -> Memory:
             if isinstance(body, dict) and "id" in body:
                 memory.branches.append(body)
     return memory
+
+
+def mentioned_branches(text: str) -> list[dict[str, Any]]:
+    """Branches an answer names with their id, as the demo's own summaries do."""
+    return [
+        {"name": name, "id": int(branch_id), "dashboard_id": int(dashboard) if dashboard else None}
+        for name, branch_id, dashboard in BRANCH_MENTION.findall(text)
+    ]
 
 
 def focused_dashboard(system_prompt: str) -> int | None:

@@ -8,11 +8,14 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from agent.demo.refusals import destructive, secrets
 from agent.demo.request import (
     DEFAULT_DATASOURCE,
     DOTTED_REF,
     FILE_KEY,
+    MIGRATION_ID,
     SELECT,
+    THIS_DASHBOARD,
     Ask,
     Call,
     Request,
@@ -20,14 +23,40 @@ from agent.demo.request import (
     Rule,
 )
 
-PROBLEMS = r"problem|fail|broken|invalid|validat|error|issue|проблем|ошиб|слома|пада|валид"
-HEALTH = PROBLEMS + r"|health|why|status|здоров|почему|статус|состояни"
-PRONOUN = r"\b(it|its|this|that|него|нему|он|его|этот|этого|ним)\b"
+PROBLEMS = (
+    r"problem|fail|broken|invalid|validat|error|issue|wrong"
+    r"|проблем|ошиб|слома|пада|валид|не так|красн"
+)
+HEALTH = PROBLEMS + r"|health|why|status|\bok\b|okay|здоров|почему|статус|состояни|порядк"
+PRONOUN = r"\b(it|its|this|that|него|нему|он|его|этот|этого|ним|нём|нем)\b"
+ABOUT = r"\bown|who\b|charts?\b|details|\bshow|\bopen|владел|графи|подробн|покажи|открой"
+# A verb that deploys; "deployments" or "deployed" in a question about logs does not.
+DEPLOY = r"(?<![a-z])(re)?deploy(?!ments?\b|s\b|ed\b)|деплой|задеплой|развер|выкат|опубликуй"
+SHIP = r"\b(ship|push|roll ?out|release|promote)\b"
+ENVIRONMENT = r"\b(prod|production|staging|stage)\b|прод|стейдж|боев"
+APPLY = r"\b(apply|run|execute|migrate)\b|накат|примен|выполн|запуст"
 REF_AFTER = re.compile(
     r"\b(?:ref|branch|version|ветк[аиуео]|версию?)\s+[\"«]?([a-z0-9][\w./-]{0,127})", re.I
 )
 NAME_AFTER = re.compile(
     r"\b(?:named|called|name|названием|именем|имя)\s+[\"«]?([a-z][\w./-]{0,63})", re.I
+)
+KNOWLEDGE_BASE = (
+    r"knowledge base|runbook|\bdocs?\b|documentation|баз[аеуы] знаний|инструкц|документац"
+)
+SCHEMA = r"column|schema|field|describe|колонк|столбц|схем|структур|\bпол[еяю]\b"
+COUNT_ROWS = (
+    r"count (the )?rows|how many rows|row count|number of rows"
+    r"|сколько (всего )?(строк|записей)|посчитай строки|количество строк|число строк"
+)
+TABLE_NAMED = (
+    re.compile(r"(?:table|таблиц[а-яё]*)\s+[\"«]?([a-z_][\w$]*)"),
+    re.compile(r"\b([a-z_][\w$]*)\s+table\b"),
+)
+NOT_TABLES = {"in", "of", "on", "from", "the", "a", "an", "this", "that", "each", "every"}
+PREFIX = re.compile(r"(?<![\w/.-])([\w.-]+/)(?=[\s?!,;)]|$)")
+KNOWN_FILE = re.compile(
+    r"(?<![\w/.-])(?:[\w.-]+/)*[\w.-]+\.(?:csv|json|txt|md|png|jpe?g|pdf|xlsx?|ya?ml|log)\b", re.I
 )
 QUERY_AFTER = re.compile(
     r"\b(?:about|named|called|titled|matching|for|про|об?|по|названием)\s+([\w\s-]{2,60}?)\s*[?.!]*$"
@@ -46,7 +75,7 @@ def _last_branch(req: Request, dashboard_id: int | None) -> dict[str, Any] | Non
 
 
 def deploy(req: Request) -> Route:
-    if not _has(r"\bdeploy|деплой|задеплой|развер|выкат|опубликуй", req.text):
+    if not (_has(DEPLOY, req.text) or (_has(SHIP, req.text) and _has(ENVIRONMENT, req.text))):
         return None
     dashboard_id = req.dashboard_id
     if dashboard_id is None:
@@ -66,13 +95,16 @@ def deploy(req: Request) -> Route:
 
 
 def migration(req: Request) -> Route:
-    if not _has(r"migrat|миграц", req.text):
+    """Applying one: a verb is needed ("логи по миграциям" is about logs, not an apply)."""
+    found = MIGRATION_ID.search(req.text)
+    if not ((found or _has(r"migrat|миграц", req.text)) and _has(APPLY, req.text)):
         return None
-    found = re.search(r"\b(\d{8}_[a-z0-9_]{1,100})\b", req.text)
-    if found is None:
+    # "apply this migration" is the one the conversation mentioned last
+    migration_id = found.group(1) if found else req.memory.migration_id
+    if migration_id is None:
         return Ask("migration")
     datasource = req.datasource() or DEFAULT_DATASOURCE
-    return Call("execute_migration", {"datasource": datasource, "migration_id": found.group(1)})
+    return Call("execute_migration", {"datasource": datasource, "migration_id": migration_id})
 
 
 def commit(req: Request) -> Route:
@@ -100,7 +132,7 @@ def commit(req: Request) -> Route:
 def branch(req: Request) -> Route:
     if not _has(r"\bbranch|ветк", req.text):
         return None
-    if not _has(r"creat|\bnew\b|make|start|созда|нов|сдела|завед|открой", req.text):
+    if not _has(r"creat|\bnew\b|make|start|\boff\b|\bfork|созда|нов|сдела|завед|открой", req.text):
         return None
     dashboard_id = req.dashboard_id
     if dashboard_id is None:
@@ -118,24 +150,48 @@ def sql(req: Request) -> Route:
         query = found.group(0).strip().strip("`").rstrip(";").strip()
         datasource = req.datasource(req.text[: found.start()]) or DEFAULT_DATASOURCE
         return Call("execute_sql", {"datasource": datasource, "query": query})
+    return None
+
+
+def sql_question(req: Request) -> Route:
+    """Asked for SQL but gave none: ask for it, once no other reading of "query" fits."""
     return Ask("sql") if _has(r"\bsql\b|запрос", req.text) else None
 
 
-def columns(req: Request) -> Route:
-    if not _has(r"column|schema|колонк|столбц|схем|структур|\bполя\b", req.text):
-        return None
+def _table(req: Request) -> tuple[str, str] | None:
+    """The (datasource, table) a request names: `sample.orders`, "table orders", "orders table"."""
     ref = DOTTED_REF.search(req.raw)
-    if ref:
-        return Call("get_table_schema", {"table_ref": f"{ref.group(1)}.{ref.group(2)}"})
-    table = re.search(r"(?:table|таблиц[а-яё]*)\s+[\"«]?([a-z_][\w$]*)", req.text)
+    if ref and not KNOWN_FILE.search(req.raw):
+        return ref.group(1), ref.group(2)
+    for pattern in TABLE_NAMED:
+        for name in pattern.findall(req.text):
+            if name not in NOT_TABLES:
+                return req.datasource() or DEFAULT_DATASOURCE, str(name)
+    return None
+
+
+def count_rows(req: Request) -> Route:
+    """ "Count the rows of sample.customers" is a COUNT(*) the demo can write itself."""
+    if not _has(COUNT_ROWS, req.text) or (table := _table(req)) is None:
+        return None
+    # The name matched an identifier pattern, and the backend runs read-only SQL only.
+    query = f"SELECT COUNT(*) AS row_count FROM {table[1]}"  # noqa: S608
+    return Call("execute_sql", {"datasource": table[0], "query": query})
+
+
+def columns(req: Request) -> Route:
+    schema = _has(SCHEMA, req.text)
+    typed = _has(r"\btype\b|\bтип", req.text) and DOTTED_REF.search(req.raw) is not None
+    if not (schema or typed):
+        return None
+    table = _table(req)
     if table is None:
         return Ask("table")
-    datasource = req.datasource() or DEFAULT_DATASOURCE
-    return Call("get_table_schema", {"table_ref": f"{datasource}.{table.group(1)}"})
+    return Call("get_table_schema", {"table_ref": f"{table[0]}.{table[1]}"})
 
 
 def tables(req: Request) -> Route:
-    if not _has(r"\btables?\b|таблиц", req.text):
+    if not _has(r"\btables?\b|таблиц|datasources\b|источник(и|ов) данных", req.text):
         return None
     datasource = req.datasource()
     return Call("list_tables", {"datasource": datasource} if datasource else {})
@@ -158,7 +214,10 @@ def logs(req: Request) -> Route:
 
 
 def files(req: Request) -> Route:
-    if not _has(r"\bfiles?\b|файл|storage|хранилищ|\bs3\b|\bread\b|прочитай", req.text):
+    """Files by word ("files", "папка"), by a prefix ("exports/") or by a file name."""
+    named = KNOWN_FILE.search(req.raw) or PREFIX.search(req.raw)
+    words = r"\bfiles?\b|файл|storage|хранилищ|\bs3\b|\bread\b|прочитай|folder|папк"
+    if not (named or _has(words, req.text)):
         return None
     key = FILE_KEY.search(req.raw)
     if key and not key.group(1).endswith("/"):
@@ -172,8 +231,11 @@ def dashboard(req: Request) -> Route:
         name = "dashboard_health" if _has(HEALTH, req.text) else "get_dashboard"
         return Call(name, {"dashboard_id": req.explicit_id})
     pronoun = _has(PRONOUN, req.text) and not _has(r"dashboards|дашборды|дашбордов", req.text)
-    if pronoun and req.dashboard_id and _has(HEALTH, req.text):
+    referenced = pronoun or _has(THIS_DASHBOARD, req.text)
+    if referenced and req.dashboard_id and _has(HEALTH, req.text):
         return Call("dashboard_health", {"dashboard_id": req.dashboard_id})
+    if referenced and req.dashboard_id and _has(ABOUT, req.text):
+        return Call("get_dashboard", {"dashboard_id": req.dashboard_id})
     return None
 
 
@@ -195,9 +257,24 @@ def search(req: Request) -> Route:
 
 
 def howto(req: Request) -> Route:
-    """A how-to question ("how do I...", "что такое...") goes to the knowledge base first."""
+    """A how-to question ("how do I...", "что такое...") goes to the knowledge base first,
+    unless it names something to look at ("what's in exports/?", "what is dashboard 42?")."""
     question = r"^(how (do|does|to|can|should)|what (is|are|does)|what's|explain|why do|как\b)"
-    if req.explicit_id is not None or not _has(question, req.text):
+    if not _has(question, req.text) or _names_an_object(req):
+        return None
+    return Call("lookup_knowledge", {"query": req.raw.strip()[:500]})
+
+
+def _names_an_object(req: Request) -> bool:
+    """A dashboard id, a file, a storage prefix or a `datasource.table`."""
+    if req.explicit_id is not None:
+        return True
+    return any(p.search(req.raw) for p in (KNOWN_FILE, PREFIX, DOTTED_REF))
+
+
+def runbook(req: Request) -> Route:
+    """Asked for the docs by name ("find the runbook", "в базе знаний"): that comes first."""
+    if not _has(KNOWLEDGE_BASE, req.text) or PREFIX.search(req.raw) or FILE_KEY.search(req.raw):
         return None
     return Call("lookup_knowledge", {"query": req.raw.strip()[:500]})
 
@@ -210,12 +287,16 @@ def knowledge(req: Request) -> Route:
 
 
 RULES: tuple[Rule, ...] = (
+    secrets,
     howto,
     deploy,
     migration,
     commit,
     branch,
+    destructive,
+    runbook,
     sql,
+    count_rows,
     columns,
     tables,
     logs,
@@ -223,6 +304,7 @@ RULES: tuple[Rule, ...] = (
     dashboard,
     knowledge,
     search,
+    sql_question,
 )
 
 

@@ -77,7 +77,16 @@ def model_label(settings: AgentSettings) -> str:
     return f"{settings.model_name} at {settings.llm_api_base}"
 
 
+def _shown(path: Path) -> Path:
+    """The path as a person would type it: relative when it is under the working directory."""
+    try:
+        return path.resolve().relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
 def run(args: argparse.Namespace) -> int:
+    args.cases = _shown(args.cases)
     try:
         cases = load_cases(args.cases)
     except CaseFileError as exc:

@@ -113,7 +113,7 @@ def parse_line(text: str) -> Case:
     """One line as a Case; ValueError with a short, value-free reason otherwise."""
     try:
         value = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc.msg} at column {exc.colno})") from exc
     if not isinstance(value, dict):
         raise ValueError("must be a JSON object")

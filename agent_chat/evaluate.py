@@ -2,7 +2,8 @@
 
 Exit status: 0 when every case ran (whatever the score), 1 when `--fail-under` was given and
 the accuracy is below it, 2 when nothing could run (bad case file, backend down, sign-in
-refused). Results go to stdout; progress and the per-language line go to stderr.
+refused), 130 when interrupted. Results go to stdout; progress and the per-language line go to
+stderr.
 """
 
 from __future__ import annotations
@@ -130,6 +131,10 @@ def _evaluate(
             bar.close()
             print(f"agent-chat eval: {exc}", file=sys.stderr)
             return 2
+        except KeyboardInterrupt:
+            bar.close()
+            print("agent-chat eval: interrupted; no report", file=sys.stderr)
+            return 130
     print(f"by language: {report.by_lang_line(outcomes)}", file=sys.stderr)
     if args.json:
         print(json.dumps(report.summary(outcomes), ensure_ascii=False))

@@ -113,9 +113,17 @@ def _evaluate(
 
     from agent.evaluation import report
     from agent.evaluation.identity import SetupError
-    from agent.evaluation.runner import evaluate
+    from agent.evaluation.runner import Outcome, evaluate
 
     with tqdm(total=len(cases), file=sys.stderr, unit="case", desc="eval") as bar:
+        passed = 0
+
+        def done(outcome: Outcome) -> None:
+            nonlocal passed
+            passed += outcome.passed
+            bar.set_postfix_str(f"{passed} passed", refresh=False)
+            bar.update(1)
+
         try:
             outcomes = asyncio.run(
                 evaluate(
@@ -124,7 +132,7 @@ def _evaluate(
                     username=args.user,
                     password=password,
                     concurrency=args.concurrency,
-                    on_done=lambda outcome: bar.update(1),
+                    on_done=done,
                 )
             )
         except SetupError as exc:

@@ -108,7 +108,8 @@ class Evaluator:
             "recursion_limit": recursion_limit(self.settings),
         }
         context = replace(self.user, conversation_id=thread, focus=case.focus)
-        question = HumanMessage(content=case.query, id=str(uuid.uuid4()))
+        question_id = str(uuid.uuid4())
+        question = HumanMessage(content=case.query, id=question_id)
         graph_input = {"messages": [*history_messages(case.history), question]}
         try:
             error = await self._stream(graph_input, config, context)
@@ -116,10 +117,9 @@ class Evaluator:
         finally:
             await self.checkpointer.adelete_thread(thread)
         messages = list((snapshot.values or {}).get("messages", []))
-        assert question.id is not None
         return Outcome(
             numbered=numbered,
-            called=tools_called(messages, question.id),
+            called=tools_called(messages, question_id),
             confirm=tuple(p.tool for p in hitl.pending_of(snapshot)),
             error=error,
         )
@@ -129,13 +129,13 @@ class Evaluator:
     ) -> str | None:
         """Run the turn to its end or its first confirmation; the reason it failed, if so."""
         deadline = self.settings.agent.run_deadline_s
+        tool_budget_spent = False
         try:
             async with asyncio.timeout(deadline):
                 async for update in self.agent.astream(
                     graph_input, config, context=context, stream_mode="updates"
                 ):
-                    if _tool_budget_spent(update):
-                        return "BUDGET_EXHAUSTED: the turn used up its tool-call budget"
+                    tool_budget_spent = tool_budget_spent or _tool_budget_spent(update)
         except LlmError as exc:
             return f"LLM_ERROR: {exc}"
         except (ModelCallLimitExceededError, GraphRecursionError):
@@ -146,6 +146,8 @@ class Evaluator:
             # As a chat run does (agent/run.py): our bug in one case must not end the others.
             log.exception("evaluation case failed")
             return f"INTERNAL_ERROR: {type(exc).__name__}"
+        if tool_budget_spent:
+            return "BUDGET_EXHAUSTED: the turn used up its tool-call budget"
         return None
 
     async def run_all(

@@ -12,7 +12,11 @@ from agent.demo.request import Ask, Request, Route
 
 SECRET = r"secret|password|passwd|api[ _-]?key|\bjwt\b|credential|парол|секрет|токен"
 HOW_TO = r"^(how|как)\b"
-DESTROY = r"\b(drop|delete|truncate|wipe|erase|destroy)\b|удали|снеси|очисти|дропни"
+# "drop" only with what is dropped: "why did revenue drop?" is a question, not a request.
+DESTROY = (
+    r"\bdrop\s+(the\s+)?(table|column|database|schema|index|view|dashboard)"
+    r"|\b(delete|truncate|wipe|erase|destroy)\b|удали|снеси|очисти|дропни"
+)
 
 
 def secrets(req: Request) -> Route:

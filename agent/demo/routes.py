@@ -150,11 +150,14 @@ def sql(req: Request) -> Route:
         query = found.group(0).strip().strip("`").rstrip(";").strip()
         datasource = req.datasource(req.text[: found.start()]) or DEFAULT_DATASOURCE
         return Call("execute_sql", {"datasource": datasource, "query": query})
+    # "the SQL of the revenue chart on dashboard 42" is in the dashboard, not a query to run
+    if _has(r"\bsql\b", req.text) and req.explicit_id is None:
+        return Ask("sql")
     return None
 
 
 def sql_question(req: Request) -> Route:
-    """Asked for SQL but gave none: ask for it, once no other reading of "query" fits."""
+    """ "Запрос" without SQL: ask for it, once no other reading of the word fits (logs...)."""
     return Ask("sql") if _has(r"\bsql\b|запрос", req.text) else None
 
 

@@ -169,6 +169,24 @@ def test_secrets_and_deletes_are_refused_without_a_tool(prompt: str, words: str)
     assert not answer.tool_calls and words in str(answer.content)
 
 
+@pytest.mark.parametrize(
+    ("prompt", "tool"),
+    [
+        ("why did revenue drop on dashboard 42?", "dashboard_health"),
+        ("run some sql for me", None),  # asked for the query itself
+    ],
+)
+def test_words_near_a_refusal_or_a_query_keep_their_ordinary_meaning(
+    prompt: str, tool: str | None
+) -> None:
+    answer = DemoChatModel().invoke([HumanMessage(prompt)])
+
+    if tool is None:
+        assert not answer.tool_calls and "Send the query itself" in str(answer.content)
+    else:
+        assert call_of(answer)[0] == tool
+
+
 def test_removing_a_chart_with_a_commit_is_still_a_commit() -> None:
     prompt = "закоммить в ветку 9: удалить график chargebacks, сообщение «убрать chargebacks»"
     name, args = call_of(DemoChatModel().invoke([HumanMessage(prompt)]))

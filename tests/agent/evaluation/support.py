@@ -20,13 +20,18 @@ def write_cases(path: Path, cases: Sequence[dict[str, Any] | str]) -> Path:
     return path
 
 
+# The suite's agent env has a 1.5 s model timeout for its timeout tests; a scripted answer that is
+# late on a busy machine must not turn into an LLM_ERROR and change an exact score.
+MODEL_TIMEOUT = {"LLM__REQUEST_TIMEOUT_S": "60"}
+
+
 def run_eval(
-    args: Sequence[str], env: Mapping[str, str], *, timeout: float = 240
+    args: Sequence[str], env: Mapping[str, str], *, timeout: float = 400
 ) -> subprocess.CompletedProcess[str]:
     """`agent-chat eval ARGS`; stdout and stderr captured as text."""
     return subprocess.run(
         [sys.executable, "-m", "agent_chat.cli", "eval", *args],
-        env={**os.environ, **env},
+        env={**os.environ, **env, **MODEL_TIMEOUT},
         cwd=ROOT,
         capture_output=True,
         text=True,

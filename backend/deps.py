@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -16,8 +17,10 @@ from backend.auth import tokens
 from backend.auth.models import ServiceClient, User
 from backend.auth.roles import Role
 from backend.config import Settings
-from backend.errors import Forbidden, Unauthorized
+from backend.errors import Forbidden, Unauthorized, Unprocessable
 from backend.principal import Principal
+
+RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 def get_settings(request: Request) -> Settings:
@@ -73,8 +76,15 @@ async def get_principal(
     session: SessionDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     on_behalf_of: Annotated[str | None, Header(alias="X-On-Behalf-Of")] = None,
+    run_id: Annotated[
+        str | None,
+        Header(alias="X-Run-Id", description="The agent run a service call belongs to (audit)"),
+    ] = None,
 ) -> Principal:
-    """User JWT alone, or service JWT + X-On-Behalf-Of user JWT; RBAC uses the user's DB roles."""
+    """User JWT alone, or service JWT + X-On-Behalf-Of user JWT; RBAC uses the user's DB roles.
+
+    `X-Run-Id` is read only with the service identity (a browser's own calls ignore it).
+    """
     if credentials is None or credentials.scheme.lower() != "bearer":
         raise Unauthorized("Missing bearer token")
     request_id = getattr(request.state, "request_id", None)
@@ -85,7 +95,10 @@ async def get_principal(
     client = await _active_service_client(settings, session, credentials.credentials)
     claims = tokens.verify(settings, on_behalf_of.removeprefix("Bearer ").strip(), expected="user")
     user = await _active_user(session, claims.sub)
-    return Principal(user.id, user.username, list(user.roles), client.client_id, request_id)
+    if run_id is not None and not RUN_ID.fullmatch(run_id):
+        raise Unprocessable("X-Run-Id must be 1-64 letters, digits, '-' or '_'")
+    roles = list(user.roles)
+    return Principal(user.id, user.username, roles, client.client_id, request_id, run_id)
 
 
 CurrentPrincipal = Annotated[Principal, Depends(get_principal)]

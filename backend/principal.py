@@ -15,6 +15,9 @@ class Principal:
     roles: list[str]
     service_client_id: str | None = None
     request_id: str | None = None
+    # The agent run (e.g. one diagnosis) a service call belongs to: `X-Run-Id`, honoured only
+    # with the service identity; every audit row written for the call carries it.
+    run_id: str | None = None
 
     def has(self, role: Role) -> bool:
         return satisfies(self.roles, role)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
 
@@ -10,6 +12,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.audit.models import AuditEvent
+from backend.errors import AppError
 from backend.principal import Principal
 
 
@@ -25,7 +28,11 @@ def record(
     actor_username: str | None = None,
     request_id: str | None = None,
 ) -> AuditEvent:
-    """Add an audit row to the session (not committed here)."""
+    """Add an audit row to the session (not committed here); a call made within an agent run
+    (`actor.run_id`) says so in `details.run_id`."""
+    details = dict(details or {})
+    if actor is not None and actor.run_id is not None:
+        details["run_id"] = actor.run_id
     event = AuditEvent(
         actor_user_id=actor.user_id if actor else None,
         actor_username=actor.username if actor else actor_username,
@@ -34,11 +41,51 @@ def record(
         resource_type=resource_type,
         resource_id=resource_id,
         outcome=outcome,
-        details=details or {},
+        details=details,
         request_id=request_id or (actor.request_id if actor else None),
     )
     session.add(event)
     return event
+
+
+@asynccontextmanager
+async def run_read(
+    *,
+    session: AsyncSession,
+    actor: Principal | None,
+    action: str,
+    resource_type: str | None = None,
+    resource_id: str | None = None,
+    details: dict[str, Any] | None = None,
+) -> AsyncIterator[None]:
+    """Audit a read made as a tool call of an agent run (`actor.run_id` set), with its outcome
+    and, on a refusal, the error code; other reads are not audited.
+
+    The row is committed on its own: a read has no transaction of its own to join.
+    """
+    if actor is None or actor.run_id is None:
+        yield
+        return
+
+    def trail(outcome: str, extra: dict[str, Any]) -> None:
+        record(
+            session=session,
+            actor=actor,
+            action=action,
+            resource_type=resource_type,
+            resource_id=resource_id,
+            outcome=outcome,
+            details={**(details or {}), **extra},
+        )
+
+    try:
+        yield
+    except AppError as exc:
+        trail("failure", {"code": exc.code})
+        await session.commit()
+        raise
+    trail("success", {})
+    await session.commit()
 
 
 async def search(

@@ -64,11 +64,16 @@ async def columns(name: Name, table: str, principal: Viewer, settings: SettingsD
     "/{name}/query", response_model=QueryRead, responses=responses(401, 403, 404, 422, 503)
 )
 async def query(
-    name: Name, body: QueryRequest, principal: Viewer, settings: SettingsDep
+    name: Name, body: QueryRequest, principal: Viewer, settings: SettingsDep, session: SessionDep
 ) -> QueryRead:
     """Run one read-only SELECT with row, byte and time caps (refusals: SQL_REJECTED)."""
     result = await service.run_query(
-        settings=settings, datasource=name, sql=body.sql, limit=body.limit
+        settings=settings,
+        datasource=name,
+        sql=body.sql,
+        limit=body.limit,
+        session=session,
+        actor=principal,
     )
     return QueryRead(**vars(result))
 

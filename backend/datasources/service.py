@@ -28,11 +28,32 @@ def list_(*, settings: Settings) -> list[Datasource]:
     return engines.all_(settings)
 
 
+MAX_AUDITED_SQL = 2000
+
+
 async def run_query(
-    *, settings: Settings, datasource: str, sql: str, limit: int | None
+    *,
+    settings: Settings,
+    datasource: str,
+    sql: str,
+    limit: int | None,
+    session: AsyncSession | None = None,
+    actor: Principal | None = None,
 ) -> QueryResult:
-    """Run read-only SQL (guarded, capped); see `readonly.execute_readonly`."""
-    return await execute_readonly(settings=settings, datasource=datasource, sql=sql, limit=limit)
+    """Run read-only SQL (guarded, capped); see `readonly.execute_readonly`. Within an agent
+    run (`actor.run_id`) the attempt is audited, refusals included."""
+    run = execute_readonly(settings=settings, datasource=datasource, sql=sql, limit=limit)
+    if session is None:
+        return await run
+    async with audit.run_read(
+        session=session,
+        actor=actor,
+        action="datasource.query",
+        resource_type="datasource",
+        resource_id=datasource,
+        details={"sql": sql[:MAX_AUDITED_SQL]},
+    ):
+        return await run
 
 
 def _read(migration: Migration, applied: AppliedMigration | None) -> MigrationRead:

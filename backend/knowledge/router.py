@@ -45,7 +45,9 @@ async def search(
     limit: Annotated[int, Query(ge=1, description=f"capped at {MAX_RESULTS}")] = 5,
 ) -> SearchResult:
     """Search runbooks."""
-    hits = await service.search(session=session, q=q, lang=lang, limit=min(limit, MAX_RESULTS))
+    hits = await service.search(
+        session=session, q=q, lang=lang, limit=min(limit, MAX_RESULTS), actor=principal
+    )
     return SearchResult(items=[SearchHit(**vars(h)) for h in hits])
 
 

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from backend.audit import service as audit
 from backend.errors import NotFound, Unprocessable
 from backend.knowledge.models import KnowledgeArticle
 from backend.knowledge.schemas import HIGHLIGHT_START, HIGHLIGHT_STOP, Lang
+from backend.principal import Principal
 
 # Each row is matched with the query parsed in the row's own language. Mode "all" needs every
 # word (web-search syntax: quotes, `or`, `-word`); mode "any" turns every AND into OR, which is
@@ -81,8 +83,24 @@ async def _ranked(
     ]
 
 
-async def search(*, session: AsyncSession, q: str, lang: Lang | None, limit: int) -> list[Hit]:
-    """Best-matching articles first: all words if any article has them, else any word."""
+async def search(
+    *,
+    session: AsyncSession,
+    q: str,
+    lang: Lang | None,
+    limit: int,
+    actor: Principal | None = None,
+) -> list[Hit]:
+    """Best-matching articles first: all words if any article has them, else any word
+    (audited within agent runs)."""
+    details = {"q": q[:MAX_QUERY_LENGTH], **({"lang": lang.value} if lang else {})}
+    async with audit.run_read(
+        session=session, actor=actor, action="knowledge.search", details=details
+    ):
+        return await _search(session, q, lang, limit)
+
+
+async def _search(session: AsyncSession, q: str, lang: Lang | None, limit: int) -> list[Hit]:
     question = q.strip()
     if not question:
         raise Unprocessable("q must not be blank", details={"field": "q"})

@@ -56,6 +56,6 @@ async def search_logs(
         dashboard_id=dashboard_id,
     )
     rows, total = await service.search(
-        session=session, where=where, limit=page.limit, offset=page.offset
+        session=session, where=where, limit=page.limit, offset=page.offset, actor=principal
     )
     return LogPage(items=[LogRead.model_validate(r) for r in rows], total=total)

@@ -9,9 +9,11 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, func, literal_column, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from backend.audit import service as audit
 from backend.errors import Unprocessable
 from backend.oplogs.models import LEVELS, OperationalLog
 from backend.oplogs.schemas import Level
+from backend.principal import Principal
 
 MAX_SOURCE_LENGTH = 32
 MAX_MESSAGE_LENGTH = 10_000
@@ -53,6 +55,18 @@ class LogFilter:
     until: datetime | None = None
     dashboard_id: int | None = None
 
+    def described(self) -> dict[str, Any]:
+        """The filter as audit details: the fields that are set, times as ISO 8601."""
+        shown: dict[str, Any] = {
+            "query": self.query,
+            "level": self.min_level.value if self.min_level else None,
+            "source": self.source,
+            "since": self.since.isoformat() if self.since else None,
+            "until": self.until.isoformat() if self.until else None,
+            "dashboard_id": self.dashboard_id,
+        }
+        return {key: value for key, value in shown.items() if value is not None}
+
 
 def _aware(moment: datetime) -> datetime:
     """A timestamp without a zone is taken as UTC."""
@@ -86,9 +100,29 @@ def _filtered(where: LogFilter) -> Select[OperationalLog]:
 
 
 async def search(
-    *, session: AsyncSession, where: LogFilter, limit: int, offset: int
+    *,
+    session: AsyncSession,
+    where: LogFilter,
+    limit: int,
+    offset: int,
+    actor: Principal | None = None,
 ) -> tuple[list[OperationalLog], int]:
-    """Matching entries, newest first, and how many match in all."""
+    """Matching entries, newest first, and how many match in all (audited within agent runs)."""
+    resource = str(where.dashboard_id) if where.dashboard_id is not None else None
+    async with audit.run_read(
+        session=session,
+        actor=actor,
+        action="logs.search",
+        resource_type="dashboard" if resource else None,
+        resource_id=resource,
+        details=where.described(),
+    ):
+        return await _search(session, where, limit, offset)
+
+
+async def _search(
+    session: AsyncSession, where: LogFilter, limit: int, offset: int
+) -> tuple[list[OperationalLog], int]:
     if where.since and where.until and _aware(where.since) > _aware(where.until):
         raise Unprocessable(
             "since must not be later than until",

@@ -89,12 +89,14 @@ class BackendClient:
         json: Any = None,
         params: dict[str, Any] | None = None,
         timeout: float | None = None,
+        run_id: str | None = None,
     ) -> Any:
-        """Send one request with the service JWT and X-On-Behalf-Of; return the parsed JSON body.
+        """Send one request with the service JWT and X-On-Behalf-Of (and X-Run-Id when it is
+        a tool call of a run); return the parsed JSON body.
 
         Connection failures are retried for reads only (GET), never for writes.
         """
-        send = partial(self._send, method, path, user_token, json, params, timeout)
+        send = partial(self._send, method, path, user_token, json, params, timeout, run_id)
         response = await self._dispatch(send, method)
         if response.status_code == 401 and _error_from(response).details.get("credential") == (
             "service"
@@ -128,11 +130,14 @@ class BackendClient:
         json: Any,
         params: dict[str, Any] | None,
         timeout: float | None,
+        run_id: str | None,
     ) -> httpx.Response:
         headers = {
             "Authorization": f"Bearer {await self.service_token()}",
             "X-On-Behalf-Of": user_token,
         }
+        if run_id is not None:
+            headers["X-Run-Id"] = run_id
         return await self._http.request(
             method,
             path,
@@ -143,8 +148,10 @@ class BackendClient:
         )
 
     async def call(self, context: Context, method: str, path: str, **kwargs: Any) -> Any:
-        """`request` on behalf of the user in `context`."""
-        return await self.request(method, path, user_token=context.user_token, **kwargs)
+        """`request` on behalf of the user in `context` (within its run, if it has one)."""
+        return await self.request(
+            method, path, user_token=context.user_token, run_id=context.run_id, **kwargs
+        )
 
 
 def _retrying() -> AsyncRetrying:

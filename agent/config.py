@@ -46,6 +46,19 @@ class AgentSettings(BaseModel):
     confirm_wait_s: float = 2.0
 
 
+class DiagnosisSettings(BaseModel):
+    """Budgets and bounds of one diagnosis run (`options.mode = "diagnose"`)."""
+
+    max_model_calls: int = Field(default=8, ge=1, le=50)
+    max_tokens: int = Field(default=60_000, ge=1)  # from the usage the model reports
+    deadline_s: float = Field(default=90.0, gt=0)
+    max_query_bytes: int = Field(default=4000, ge=1)  # UTF-8; longer is refused, never cut
+    max_previous_bytes: int = Field(default=24_000, ge=0)  # the previous diagnosis, frozen
+    max_draft_bytes: int = Field(default=16_000, ge=256)  # the model's final JSON
+    saturation_threshold: int = Field(default=2, ge=1)  # NO_GAIN in a row -> STOP_REQUIRED
+    max_protocol_violations: int = Field(default=3, ge=1)  # -> STOP_REQUIRED
+
+
 class WorkflowSettings(BaseModel):
     mode: Literal["dynamic", "none", "yaml", "diagnose"] = "dynamic"
 
@@ -69,6 +82,7 @@ class Settings(BaseSettings):
     llm: LlmSettings = Field(default_factory=LlmSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     workflow: WorkflowSettings = Field(default_factory=WorkflowSettings)
+    diagnosis: DiagnosisSettings = Field(default_factory=DiagnosisSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -15,3 +15,4 @@ class Context:
     roles: tuple[str, ...]
     conversation_id: str
     focus: dict[str, Any] | None = None  # what the person is looking at (FR-023), e.g. a dashboard
+    run_id: str | None = None  # the run tools act for (X-Run-Id, in the backend's audit)

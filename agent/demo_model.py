@@ -27,7 +27,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from agent.demo import answers
+from agent.demo import answers, diagnosis
 from agent.demo.plan import steps
 from agent.demo.request import Request, is_russian, remember, text_of
 from agent.demo.routes import Ask, Call, route
@@ -85,6 +85,8 @@ class DemoChatModel(BaseChatModel):
     def respond(self, messages: Sequence[BaseMessage]) -> AIMessage:
         """The whole answer to `messages`: a tool call (the next step of the request), a
         summary of the results, a question or help."""
+        if diagnosis.is_diagnosis(messages):
+            return diagnosis.respond(messages)
         human = _last_human(messages)
         text = text_of(messages[human]) if human is not None else ""
         lang = "ru" if is_russian(text) else "en"
@@ -134,7 +136,10 @@ class DemoChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=self.respond(messages))])
+        message = self.respond(messages)
+        output = json.dumps(message.tool_calls) if message.tool_calls else str(message.content)
+        message.usage_metadata = self._usage(messages, output)
+        return ChatResult(generations=[ChatGeneration(message=message)])
 
     async def _agenerate(
         self,

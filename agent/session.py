@@ -207,13 +207,17 @@ class Session:
             log.exception("could not close the stopped run of %s", self.context.conversation_id)
         await self._finish()
 
+    def record(self) -> tuple[str, dict[str, Any]]:
+        """(content, metadata) of the assistant history row of this turn."""
+        return self.turn.record()
+
     async def _finish(self) -> None:
         """Persist the turn after the messages written before it."""
         self.start_writes()
         if self.writes:
             await asyncio.gather(*self.writes)
         if self.turn.entries:
-            content, metadata = self.turn.record()
+            content, metadata = self.record()
             await self.append("assistant", content, metadata)
 
 

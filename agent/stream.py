@@ -159,6 +159,10 @@ class Turn:
     def notice(self, code: str, message: str) -> None:
         self._add(message, {"type": "notice", "code": code, "message": message})
 
+    def diagnosis(self, metadata: dict[str, Any], content: str = "") -> None:
+        """The outcome of a diagnosis run (metadata type `diagnosis`)."""
+        self._add(content, metadata)
+
     def finish(self) -> None:
         self.finished = True
         self.changed.set()

@@ -41,6 +41,11 @@ def agent_env(seeded: dict[str, str], backend_url: str, fake_llm: FakeLLM) -> di
         "LLM__REQUEST_TIMEOUT_S": "1.5",
         "AGENT__MAX_MODEL_CALLS": "6",
         "AGENT__MAX_TOOL_CALLS": "8",
+        # Diagnosis runs of the suite (tests/agent/test_diagnosis*.py)
+        "DIAGNOSIS__MAX_MODEL_CALLS": "4",
+        "DIAGNOSIS__MAX_QUERY_BYTES": "300",
+        "DIAGNOSIS__SATURATION_THRESHOLD": "2",
+        "DIAGNOSIS__MAX_PROTOCOL_VIOLATIONS": "2",
     }
 
 

@@ -30,7 +30,9 @@ def test_each_read_of_a_run_leaves_one_audit_row_naming_the_run_and_what_was_ask
     run = run_id()
     headers = {**viewer.agent, "X-Run-Id": run}
 
-    logs = api.get("/api/logs", params={"query": "campaign_id", "dashboard_id": 17}, headers=headers)
+    logs = api.get(
+        "/api/logs", params={"query": "campaign_id", "dashboard_id": 17}, headers=headers
+    )
     knowledge = api.get("/api/knowledge/search", params={"q": "no such column"}, headers=headers)
     query = api.post(
         "/api/datasources/sample/query", json={"sql": "SELECT 1 AS one"}, headers=headers

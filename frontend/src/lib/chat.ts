@@ -2,6 +2,7 @@
 // One AgentChannel per conversation, one job in flight per channel (FR-002, FR-014, FR-015).
 
 import { Client, handle_file } from "@gradio/client";
+import type { Mode } from "./mode.svelte";
 import { normaliseTurn, type ChatItem, type ConfirmAction } from "./protocol";
 import { withRetries, type RetryOptions } from "./retry";
 
@@ -11,7 +12,7 @@ export const AGENT_PATH = "/api/agent/gradio/";
 export interface TurnOptions {
   /** The id of the call on the confirmation card the person answered. */
   call_id?: string;
-  mode?: "dynamic" | "none" | "yaml" | "diagnose";
+  mode?: Mode;
   workflow?: string;
   resources?: { files?: string[]; tables?: string[] };
 }

@@ -76,3 +76,31 @@ describe("expandRow and pendingConfirmation", () => {
     expect(pendingConfirmation(items)).toBeNull();
   });
 });
+
+describe("the diagnosis message", () => {
+  const diagnosis = {
+    role: "assistant",
+    content: "Diagnosis: the chart selects a renamed column (confidence: high).",
+    metadata: {
+      type: "diagnosis",
+      run_id: "r1",
+      outcome: "draft",
+      draft: {
+        conclusion: { summary: "The chart selects a renamed column", confidence: "high" },
+        analysis: [{ finding: "f", evidence_status: "SUPPORTED", tool_call_ids: ["c1"] }],
+        action_plan: [],
+        recommendations: [],
+        limitations: { checked_scope: ["logs"], missing_info: [] },
+      },
+      progress: { checked: [{ tool_call_id: "c1", tool: "query_logs", evidence_status: "OK" }] },
+    },
+  };
+
+  it("is kept with its metadata, live and from the history", () => {
+    const [live] = normaliseTurn([diagnosis]);
+    expect(live.metadata).toEqual(diagnosis.metadata);
+    const parts = [tool("tool_end", "c1"), diagnosis];
+    const items = expandRow({ role: "assistant", content: diagnosis.content, metadata: { parts } });
+    expect(items.map((i) => i.metadata.type)).toEqual(["tool_end", "diagnosis"]);
+  });
+});

@@ -56,6 +56,43 @@ export interface NoticeMeta {
   message: string;
 }
 
+/** One diagnosis finding and the calls of its run that show it (CONTRACT.md, "Diagnosis"). */
+export interface DiagnosisFinding {
+  finding: string;
+  evidence_status: "SUPPORTED" | "NEGATIVE_OBSERVATION";
+  tool_call_ids: string[];
+}
+
+export interface DiagnosisDraft {
+  conclusion: { summary: string; confidence: "low" | "medium" | "high" } | null;
+  analysis: DiagnosisFinding[];
+  action_plan: string[];
+  recommendations: string[];
+  limitations: { checked_scope: string[]; missing_info: string[] };
+}
+
+/** A call the run made, as its progress snapshot shows it. */
+export interface DiagnosisCheck {
+  tool_call_id: string;
+  tool: string;
+  scope?: Record<string, unknown>;
+  evidence_status: "OK" | "EMPTY" | "ERROR" | null;
+  code?: string;
+  assessment?: "GAINED" | "NO_GAIN";
+}
+
+export type DiagnosisStopReason = "SATURATED" | "BUDGET_EXHAUSTED" | "DEADLINE" | "CANCELLED";
+
+export interface DiagnosisMeta {
+  type: "diagnosis";
+  run_id: string;
+  outcome: "draft" | "stopped" | "failed";
+  draft?: DiagnosisDraft;
+  stop_reason?: DiagnosisStopReason;
+  progress?: { checked?: DiagnosisCheck[]; model_calls?: number };
+  error?: { code: string; message: string };
+}
+
 /** A person's answer to a confirmation, as the agent records it in the history. */
 export interface DecisionMeta {
   type: "decision";
@@ -70,6 +107,7 @@ export type Metadata =
   | ErrorMeta
   | NoticeMeta
   | DecisionMeta
+  | DiagnosisMeta
   | { type?: undefined };
 
 export interface ChatItem {
@@ -88,6 +126,7 @@ const KNOWN_TYPES = new Set([
   "error",
   "notice",
   "decision",
+  "diagnosis",
 ]);
 
 function isRecord(value: unknown): value is Record<string, unknown> {

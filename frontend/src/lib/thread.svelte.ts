@@ -5,6 +5,7 @@ import { AgentUnauthorized, channelFor, type TurnInput } from "./chat";
 import { ApiError } from "./api/client";
 import * as rest from "./api/rest";
 import { activeFocus } from "./focus.svelte";
+import type { Mode } from "./mode.svelte";
 import {
   collapseToolUpdates,
   expandRow,
@@ -61,12 +62,13 @@ export class Thread {
     }
   }
 
-  /** Send a new message, with the files and what the person is looking at (FR-023). */
-  async send(text: string, files: File[]): Promise<boolean> {
+  /** Send a new message, with the files and what the person is looking at (FR-023), in
+   * `mode` (CONTRACT.md, "Modes"). */
+  async send(text: string, files: File[], mode: Mode = "dynamic"): Promise<boolean> {
     const target = activeFocus();
     const focus = target ? JSON.stringify(target) : "";
     const echo = { role: "user", content: text, metadata: {}, files: files.map((f) => f.name) };
-    return this.#turn({ text, files, action: "", focus }, echo);
+    return this.#turn({ text, files, action: "", focus, options: { mode } }, echo);
   }
 
   /** Answer the confirmation card of `callId` (FR-009); the id travels with the decision, so

@@ -76,10 +76,8 @@ async def get_principal(
     session: SessionDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     on_behalf_of: Annotated[str | None, Header(alias="X-On-Behalf-Of")] = None,
-    run_id: Annotated[
-        str | None,
-        Header(alias="X-Run-Id", description="The agent run a service call belongs to (audit)"),
-    ] = None,
+    # The agent's own header (docs/api.md, "Diagnosis"), so not in every route's schema.
+    run_id: Annotated[str | None, Header(alias="X-Run-Id", include_in_schema=False)] = None,
 ) -> Principal:
     """User JWT alone, or service JWT + X-On-Behalf-Of user JWT; RBAC uses the user's DB roles.
 

@@ -22,7 +22,13 @@ from tests.agent._diagnosis import (
     new_id,
     observation,
 )
-from tests.agent.support import error_code, history, kinds, wait_for
+from tests.agent.support import (
+    assert_valid_for_any_provider,
+    error_code,
+    history,
+    kinds,
+    wait_for,
+)
 from tests.agent.test_cancel import SLOW_SQL, wait_inactive
 
 LOGS_17 = {"dashboard_id": 17, "level": "error"}
@@ -202,6 +208,29 @@ def test_the_earlier_chat_turns_are_not_in_the_model_input_and_the_next_chat_tur
     followup = json.dumps(fake_llm.requests[-1]["messages"])
     assert QUESTION in followup and "Chart SQL selects a renamed column" in followup
     assert "BLUEBERRY" in followup  # the chat's own thread is untouched
+    assert_valid_for_any_provider(fake_llm.requests[-1])
+
+
+def test_a_diagnosis_supersedes_a_pending_confirmation_as_a_new_message_does(
+    chat, tokens, conversation, fake_llm, api
+):
+    cid = conversation("admin")
+    deploy = {"dashboard_id": 42, "ref": "main", "environment": "staging"}
+    fake_llm.enqueue({"tool_calls": [{"name": "deploy_dashboard", "args": deploy}]})
+    assert kinds(chat.send(tokens["admin"], cid, "Deploy 42 to staging")[-1]) == [
+        "confirm_required"
+    ]
+    fake_llm.enqueue(answer(draft_of()))
+
+    diagnose(chat, tokens["admin"], cid, QUESTION)
+
+    decision = [r for r in history(api, tokens["admin"], cid) if r["metadata"].get("type")]
+    assert decision[0]["metadata"]["decision"] == "reject"
+    assert decision[0]["metadata"]["reason"] == "superseded by a new message"
+    fake_llm.enqueue({"text": "Nothing is pending."})
+    chat.send(tokens["admin"], cid, "Is anything waiting?")
+    assert_valid_for_any_provider(fake_llm.requests[-1])
+    assert "REJECTED" in json.dumps(fake_llm.requests[-1]["messages"])
 
 
 def test_the_turn_is_stored_like_any_other_with_the_diagnosis_in_its_parts(

@@ -46,7 +46,15 @@ export class Thread {
     return meta && !this.decisions[meta.call_id] ? meta : null;
   }
 
-  async load(): Promise<void> {
+  /** Settles when the history has been read (a message sent earlier would be lost under it). */
+  ready: Promise<void> = Promise.resolve();
+
+  load(): Promise<void> {
+    this.ready = this.#load();
+    return this.ready;
+  }
+
+  async #load(): Promise<void> {
     this.loading = true;
     try {
       const rows = await rest.history(this.id);
@@ -68,6 +76,7 @@ export class Thread {
     const target = activeFocus();
     const focus = target ? JSON.stringify(target) : "";
     const echo = { role: "user", content: text, metadata: {}, files: files.map((f) => f.name) };
+    await this.ready;
     return this.#turn({ text, files, action: "", focus, options: { mode } }, echo);
   }
 

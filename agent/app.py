@@ -112,13 +112,11 @@ def build_app(settings: Settings) -> FastAPI:
             raise ValueError("DATABASE_URL is required for the agent's checkpoints")
         client = BackendClient(settings)
         async with open_checkpointer(settings.database_url) as checkpointer:
-            agent = build_agent(
-                settings,
-                model=build_model(settings),
-                tools=build_tools(client),
-                checkpointer=checkpointer,
+            model, tools = build_model(settings), build_tools(client)
+            agent = build_agent(settings, model=model, tools=tools, checkpointer=checkpointer)
+            holder.runner = Runner(
+                settings=settings, client=client, agent=agent, model=model, tools=tools
             )
-            holder.runner = Runner(settings=settings, client=client, agent=agent)
             await _warm_up(client)
             if not settings.llm_api_base:
                 log.warning("LLM_API_BASE is unset: using the offline demo model")

@@ -42,6 +42,9 @@ class AgentSettings(BaseModel):
     max_files: int = 5
     # extracted file text per message; capped at half of llm.max_input_tokens
     max_attachment_tokens: int = 2000
+    # selected files and tables per message; within half of llm.max_input_tokens, less what
+    # the message's attachments use
+    max_resource_tokens: int = 2000
     lease_ttl_s: float = 10.0
     confirm_wait_s: float = 2.0
 

@@ -16,3 +16,4 @@ class Context:
     conversation_id: str
     focus: dict[str, Any] | None = None  # what the person is looking at (FR-023), e.g. a dashboard
     run_id: str | None = None  # the run tools act for (X-Run-Id, in the backend's audit)
+    offer_tools: bool = True  # False in mode `none`: the model is offered no tools (NoTools)

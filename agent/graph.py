@@ -29,7 +29,7 @@ from pydantic import SecretStr
 from agent.config import Settings
 from agent.context import Context
 from agent.demo_model import DemoChatModel
-from agent.middleware import ArgumentsFirst, LlmRetry, ModelInput, ToolErrors
+from agent.middleware import ArgumentsFirst, LlmRetry, ModelInput, NoTools, ToolErrors
 from agent.prompts import SYSTEM_PROMPT
 from agent.tools import CONFIRM_TOOLS, describe_call
 
@@ -61,7 +61,8 @@ def _describe(tool_call: ToolCall, state: Any, runtime: Runtime[Any]) -> str:
 def middleware(
     settings: Settings, *, guards: Sequence[AgentMiddleware[Any, Context, Any]] = ()
 ) -> list[AgentMiddleware[Any, Context, Any]]:
-    """In order: argument checks, then confirmation (what runs before the pause re-runs on
+    """In order: the `none` mode's tool removal (outermost, so the input budget counts what is
+    really sent), argument checks, then confirmation (what runs before the pause re-runs on
     resume, so nothing before it may have side effects), then `guards` (they see only calls a
     person approved, e.g. the evaluation's dry run), then tool errors, limits, input."""
     confirm: dict[str, bool | InterruptOnConfig] = {
@@ -69,6 +70,7 @@ def middleware(
         for name in CONFIRM_TOOLS
     }
     return [
+        NoTools(),
         ArgumentsFirst(),
         HumanInTheLoopMiddleware(interrupt_on=confirm, interrupt_mode="per_call"),
         *guards,

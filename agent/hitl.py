@@ -55,6 +55,29 @@ class Pending:
             description=str(value.get("description") or f"Run {value['name']}"),
         )
 
+    @classmethod
+    def from_record(cls, value: dict[str, Any]) -> Pending | None:
+        """A call stored as JSON (a workflow step waiting for confirmation)."""
+        try:
+            return cls(
+                interrupt_id="",
+                tool=str(value["tool"]),
+                call_id=str(value["call_id"]),
+                args=dict(value.get("args") or {}),
+                description=str(value.get("description") or f"Run {value['tool']}"),
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def record(self) -> dict[str, Any]:
+        """The JSON `from_record` reads back."""
+        return {
+            "tool": self.tool,
+            "call_id": self.call_id,
+            "args": self.args,
+            "description": self.description,
+        }
+
     def metadata(self, thread_id: str) -> dict[str, Any]:
         """The stream's `confirm_required` metadata (CONTRACT.md)."""
         return {

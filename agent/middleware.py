@@ -13,14 +13,14 @@ from typing import Any
 import openai
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ToolCallRequest
-from langchain_core.messages import AIMessage, AnyMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage, ToolMessage
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command
 from pydantic import BaseModel, ValidationError
 
 from agent.backend_client import BackendError
 from agent.context import Context
-from agent.prompts import focus_note
+from agent.prompts import NO_TOOLS_NOTE, focus_note
 from agent.trim import fit_to_budget, message_tokens
 
 log = logging.getLogger(__name__)
@@ -44,7 +44,8 @@ def tool_error(request: ToolCallRequest, code: str, message: str) -> ToolMessage
     )
 
 
-def _safe_backend_message(exc: BackendError, context: Any) -> tuple[str, str]:
+def safe_backend_error(exc: BackendError, context: Any) -> tuple[str, str]:
+    """(code, message) of a backend refusal as a tool error may show it: no raw body, no token."""
     if exc.status == 403:
         roles = ", ".join(context.roles) if isinstance(context, Context) else "unknown"
         detail = exc.message.rstrip(".") if exc.message else "not allowed"
@@ -74,7 +75,7 @@ class ToolErrors(AgentMiddleware[Any, Context, Any]):
         except GraphBubbleUp:
             raise  # interrupts (confirmations) must reach the graph untouched
         except BackendError as exc:
-            return tool_error(request, *_safe_backend_message(exc, request.runtime.context))
+            return tool_error(request, *safe_backend_error(exc, request.runtime.context))
         except ValidationError as exc:
             return tool_error(request, "INVALID_ARGUMENTS", _fields(exc))
         except Exception:
@@ -168,7 +169,7 @@ class LlmRetry(AgentMiddleware[Any, Context, Any]):
                 response = await handler(request)
             except openai.APIError as exc:
                 if attempt == 2 or not _retryable(exc):
-                    raise LlmError(_describe(exc)) from exc
+                    raise LlmError(describe_llm_error(exc)) from exc
                 log.warning("model call failed (%s); retrying once", type(exc).__name__)
             else:
                 if not _malformed(response):
@@ -180,9 +181,73 @@ class LlmRetry(AgentMiddleware[Any, Context, Any]):
         raise AssertionError("unreachable")
 
 
-def _describe(exc: openai.APIError) -> str:
+def describe_llm_error(exc: openai.APIError) -> str:
     if isinstance(exc, openai.APIStatusError):
         return f"The language model answered with an error (HTTP {exc.status_code})."
     if isinstance(exc, openai.APITimeoutError):
         return "The language model did not answer in time."
     return "The language model could not be reached."
+
+
+MAX_FLATTENED_RESULT_CHARS = 2000
+
+
+class NoTools(AgentMiddleware[Any, Context, Any]):
+    """Mode `none` (the run's Context says `offer_tools=False`): the model is offered no tools,
+    earlier tool calls and results of the thread reach it as plain text (any provider accepts
+    that without tool definitions), and a tool call it returns anyway is dropped, never run."""
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Context],
+        handler: Callable[[ModelRequest[Context]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        context = request.runtime.context
+        if not isinstance(context, Context) or context.offer_tools:
+            return await handler(request)
+        system = request.system_message
+        system = SystemMessage(content=f"{system.text if system else ''}\n{NO_TOOLS_NOTE}")
+        plain = request.override(
+            tools=[], messages=as_plain_text(list(request.messages)), system_message=system
+        )
+        response = await handler(plain)
+        result = [
+            m.model_copy(update={"tool_calls": [], "invalid_tool_calls": []})
+            if isinstance(m, AIMessage)
+            else m
+            for m in response.result
+        ]
+        return ModelResponse(result=result, structured_response=response.structured_response)
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        context = request.runtime.context
+        if isinstance(context, Context) and not context.offer_tools:
+            return tool_error(request, "TOOLS_DISABLED", "No tools in this mode; nothing ran.")
+        return await handler(request)
+
+
+def as_plain_text(messages: list[AnyMessage]) -> list[AnyMessage]:
+    """The thread with tool calls and their results written out as assistant text."""
+    out: list[AnyMessage] = []
+    for message in messages:
+        if isinstance(message, AIMessage) and message.tool_calls:
+            calls = "; ".join(
+                f"{c['name']}({json.dumps(c['args'], ensure_ascii=False)[:500]})"
+                for c in message.tool_calls
+            )
+            text = f"{message.text}\n[I called: {calls}]".strip()
+            out.append(AIMessage(content=text, id=message.id))
+        elif isinstance(message, ToolMessage):
+            result = _text_of(message)[:MAX_FLATTENED_RESULT_CHARS]
+            out.append(AIMessage(content=f"[Result of {message.name or 'a tool'}: {result}]"))
+        else:
+            out.append(message)
+    return out
+
+
+def _text_of(message: BaseMessage) -> str:
+    return message.content if isinstance(message.content, str) else json.dumps(message.content)

@@ -22,6 +22,15 @@ How you work:
 """
 
 
+NO_TOOLS_NOTE = (
+    "For this message no tools are available: answer from the conversation and the context "
+    "given with the message only, and say plainly when that is not enough."
+)
+WORKFLOW_STEP_SYSTEM = (
+    "You are one step of a predefined workflow of a BI platform's assistant. Do exactly what "
+    "the request asks, using only the data given; never invent numbers, tables or log lines."
+)
+
 FOCUS_PREFIX = "The person is currently looking at: "
 
 

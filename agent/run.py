@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
 
 from agent import inputs, modes
 from agent.auth import AuthError, bearer_token, verify_user
@@ -29,10 +32,20 @@ log = logging.getLogger(__name__)
 class Runner:
     """Serves submits for one process: shared settings, backend client and compiled agent."""
 
-    def __init__(self, *, settings: Settings, client: BackendClient, agent: Agent) -> None:
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        client: BackendClient,
+        agent: Agent,
+        model: BaseChatModel | None = None,
+        tools: Sequence[BaseTool] = (),
+    ) -> None:
         self.settings = settings
         self.client = client
         self.agent = agent
+        self.model = model  # the agent's model, also used by workflow llm_call steps
+        self.tools = {t.name: t for t in tools}  # the agent's tools, also run by workflow steps
 
     async def chat(
         self,
@@ -118,6 +131,8 @@ class Runner:
                 context=context,
                 submit=submit,
                 lease=lease,
+                model=self.model,
+                tools=self.tools,
             ).run()
         finally:
             await asyncio.shield(lease.release())

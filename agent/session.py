@@ -6,16 +6,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from typing import Any
 
 from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
 from langgraph.errors import GraphRecursionError
 from langgraph.types import Command, StreamMode
 
-from agent import hitl, inputs
+from agent import hitl, inputs, resources
 from agent.backend_client import BackendClient, BackendError
 from agent.config import Settings
 from agent.context import Context
@@ -52,8 +54,12 @@ class Session:
         context: Context,
         submit: inputs.Submit,
         lease: Lease,
+        model: BaseChatModel | None = None,
+        tools: Mapping[str, BaseTool] | None = None,
     ) -> None:
         self.settings = settings
+        self.model = model
+        self.tools = dict(tools or {})
         self.client = client
         self.agent = agent
         self.turn = turn
@@ -67,6 +73,9 @@ class Session:
         self.human: HumanMessage | None = None
         self.writes: list[asyncio.Task[Any]] = []
         self.deferred: list[Coroutine[Any, Any, Any]] = []
+        self.resources = resources.PreparedResources()
+        self.workflows_superseded = False  # set by a session that cancels them itself, first
+        self.message_id: int | None = None  # the assistant history row of this turn, once saved
 
     async def append(self, role: str, content: str, metadata: dict[str, Any]) -> int | None:
         """Add a message to the conversation's history (audited by the backend); its id."""
@@ -152,11 +161,45 @@ class Session:
             )
         for notice in attachments.notices:
             self.turn.notice(notice.code, notice.message)
-        self.human = HumanMessage(
-            content=attachments.content(self.submit.text), id=str(uuid.uuid4())
-        )
+        self.resources = await self._read_resources(attachments)
+        if self.resources.record:
+            metadata["resources"] = self.resources.record
+        if self.submit.mode != "dynamic":
+            metadata["mode"] = self.submit.mode
+        for item in self.resources.notices:
+            self.turn.notice(item.code, item.message, item.details)
+        text = "\n\n".join(p for p in (self.submit.text, self.resources.content()) if p)
+        self.human = HumanMessage(content=attachments.content(text), id=str(uuid.uuid4()))
+        if not self.workflows_superseded:
+            self.later(self._supersede_workflows())
         self.later(self._save_question(metadata, attachments))
         return {"messages": [*closing, self.human]}
+
+    async def _read_resources(
+        self, attachments: PreparedAttachments
+    ) -> resources.PreparedResources:
+        """The selected files and tables, read as the user, within their share of the input."""
+        cap = resources.cap(self.settings, resources.tokens_of(attachments.blocks))
+        return await resources.prepare(
+            self.client, self.context, self.submit.options.resources, cap_tokens=cap
+        )
+
+    async def _supersede_workflows(self) -> None:
+        """A new message cancels a workflow step waiting for confirmation (as it rejects a
+        pending agent call), recorded as a rejection in the history."""
+        path = f"/api/workflow/conversations/{self.context.conversation_id}/executions"
+        try:
+            body = await self.client.call(self.context, "POST", path + "/cancel-waiting")
+        except BackendError as exc:
+            log.warning("could not cancel waiting workflows: %s", exc)
+            return
+        for execution in body.get("items", []):
+            pending = hitl.Pending.from_record(execution.get("pending") or {})
+            if pending is not None:
+                record = hitl.decision_record(
+                    pending, "reject", reason="superseded by a new message"
+                )
+                await self.append(**record)
 
     async def _stream(self, graph_input: Any) -> None:
         pending: list[hitl.Pending] = []
@@ -218,7 +261,7 @@ class Session:
             await asyncio.gather(*self.writes)
         if self.turn.entries:
             content, metadata = self.record()
-            await self.append("assistant", content, metadata)
+            self.message_id = await self.append("assistant", content, metadata)
 
 
 def _answering(mode: str, data: Any) -> bool:

@@ -156,8 +156,28 @@ class Turn:
             metadata["details"] = details
         self._add(message, metadata)
 
-    def notice(self, code: str, message: str) -> None:
-        self._add(message, {"type": "notice", "code": code, "message": message})
+    def notice(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
+        metadata: dict[str, Any] = {"type": "notice", "code": code, "message": message}
+        if details:
+            metadata["details"] = details
+        self._add(message, metadata)
+
+    def card(self, metadata: dict[str, Any], content: str = "") -> int:
+        """Add a message of our own kind (e.g. a workflow step); its index for `update`."""
+        return self._add(content, metadata)
+
+    def update(self, index: int, metadata: dict[str, Any], content: str | None = None) -> None:
+        """Replace the metadata (and, when given, the content) of message `index`."""
+        parts = [content] if content else ([] if content is not None else self.entries[index].parts)
+        self.entries[index] = _Entry(metadata=metadata, parts=list(parts))
+        self._text_open = False
+        self._touch()
+
+    def card_text(self, index: int, delta: str) -> None:
+        """Stream text into message `index` (coalesced like answer text)."""
+        if delta:
+            self.entries[index].parts.append(delta)
+            self._touch(urgent=False)
 
     def diagnosis(self, metadata: dict[str, Any], content: str = "") -> None:
         """The outcome of a diagnosis run (metadata type `diagnosis`)."""

@@ -83,6 +83,12 @@ class AgentSettings(BaseModel):
     max_files: int = 5
 
 
+class WorkflowSettings(BaseModel):
+    # `mode` is read by the agent; the backend loads the definitions from `dir`.
+    mode: str = "dynamic"
+    dir: Path = Path("workflows")
+
+
 def _conf_file() -> Path:
     return Path(os.environ.get("CONF_FILE", ROOT / "conf.yml"))
 
@@ -117,6 +123,7 @@ class Settings(BaseSettings):
     storage: StorageSettings = Field(default_factory=StorageSettings)
     llm: LlmSettings = Field(default_factory=LlmSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
+    workflow: WorkflowSettings = Field(default_factory=WorkflowSettings)
 
     @classmethod
     def settings_customise_sources(
@@ -167,6 +174,12 @@ class Settings(BaseSettings):
         if value is not None:
             return value.get_secret_value()
         return DEV_SEED_PASSWORDS[role] if self.env is Env.development else None
+
+    @property
+    def workflow_folder(self) -> Path:
+        """The workflows folder; a relative path is taken from the project root."""
+        folder = self.workflow.dir
+        return folder if folder.is_absolute() else ROOT / folder
 
     @property
     def jwt_key(self) -> str:

@@ -23,6 +23,8 @@ from backend.errors import ServiceUnavailable, install_handlers, install_openapi
 from backend.knowledge.router import router as knowledge_router
 from backend.oplogs.router import router as oplogs_router
 from backend.storage.router import router as storage_router
+from backend.workflows import loader as workflow_loader
+from backend.workflows.router import router as workflows_router
 
 log = logging.getLogger("backend")
 
@@ -36,6 +38,7 @@ ROUTERS = (
     storage_router,
     oplogs_router,
     knowledge_router,
+    workflows_router,
 )
 
 
@@ -62,6 +65,8 @@ def create_app(settings: Settings) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.settings = settings
+    # A bad workflow file stops the start here, naming the file and the field.
+    app.state.workflows = workflow_loader.load(settings.workflow_folder)
     install_handlers(app)
     install_openapi(app)
 

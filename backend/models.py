@@ -10,6 +10,7 @@ from backend.db import Base
 from backend.knowledge import models as knowledge_models
 from backend.oplogs import models as oplog_models
 from backend.storage import models as storage_models
+from backend.workflows import models as workflow_models
 
 __all__ = [
     "Base",
@@ -22,4 +23,5 @@ __all__ = [
     "knowledge_models",
     "oplog_models",
     "storage_models",
+    "workflow_models",
 ]

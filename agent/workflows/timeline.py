@@ -1,0 +1,76 @@
+"""The `workflow_step` stream messages (CONTRACT.md): one per step, updated in place."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from agent.stream import MAX_OUTPUT_CHARS, Turn
+from agent.workflows.definitions import Definition, Step
+
+
+class Timeline:
+    """The step messages of one execution in this turn's stream."""
+
+    def __init__(self, turn: Turn, definition: Definition, execution_id: int) -> None:
+        self.turn = turn
+        self.definition = definition
+        self.execution_id = execution_id
+        self._cards: dict[int, int] = {}
+        self._started: dict[int, float] = {}
+
+    def _base(self, index: int, step: Step) -> dict[str, Any]:
+        return {
+            "type": "workflow_step",
+            "execution_id": self.execution_id,
+            "step_index": index,
+            "name": step.name,
+            "step_type": step.type,
+            "workflow": self.definition.name,
+            "title": step.title or step.name,
+            "total_steps": len(self.definition.steps),
+        }
+
+    def running(self, index: int, step: Step, step_input: Any = None) -> None:
+        self._started[index] = time.monotonic()
+        metadata = {**self._base(index, step), "status": "running"}
+        if step_input is not None:
+            metadata["input"] = bounded(step_input)
+        if index in self._cards:
+            self.turn.update(self._cards[index], metadata, "")
+        else:
+            self._cards[index] = self.turn.card(metadata)
+
+    def text(self, index: int, delta: str) -> None:
+        self.turn.card_text(self._cards[index], delta)
+
+    def completed(self, index: int, step: Step, output: Any) -> int:
+        return self._finish(index, step, status="completed", output=bounded(output))
+
+    def failed(self, index: int, step: Step, error: dict[str, str]) -> int:
+        return self._finish(index, step, status="failed", error=error)
+
+    def _finish(self, index: int, step: Step, **fields: Any) -> int:
+        if index not in self._cards:
+            self.running(index, step)
+        card = self._cards[index]
+        metadata = {
+            **self.turn.entries[card].metadata,
+            **fields,
+            "duration_ms": self.elapsed_ms(index),
+        }
+        self.turn.update(card, metadata, "")
+        return int(metadata["duration_ms"])
+
+    def elapsed_ms(self, index: int) -> int:
+        started = self._started.get(index)
+        return 0 if started is None else int((time.monotonic() - started) * 1000)
+
+
+def bounded(value: Any) -> Any:
+    """A value small enough for a stream message and a step row."""
+    text = value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+    if len(text) <= MAX_OUTPUT_CHARS:
+        return value
+    return {"truncated": True, "preview": text[:MAX_OUTPUT_CHARS]}

@@ -44,9 +44,13 @@ def _step_references(ast: nodes.Template) -> set[str]:
     for node in ast.find_all((nodes.Getattr, nodes.Getitem)):
         if isinstance(node, nodes.Getattr) and _is_steps(node.node):
             found.add(node.attr)
-        elif isinstance(node, nodes.Getitem) and _is_steps(node.node):
-            if isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
-                found.add(node.arg.value)
+        elif (
+            isinstance(node, nodes.Getitem)
+            and _is_steps(node.node)
+            and isinstance(node.arg, nodes.Const)
+            and isinstance(node.arg.value, str)
+        ):
+            found.add(node.arg.value)
     return found
 
 

@@ -17,6 +17,7 @@ export const ERROR_CODES = [
   "CONVERSATION_ARCHIVED",
   "BACKEND_UNAVAILABLE",
   "INTERNAL_ERROR",
+  "WORKFLOW_FAILED",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -54,6 +55,32 @@ export interface NoticeMeta {
   type: "notice";
   code: string;
   message: string;
+  details?: { ref?: string; kind?: string; code?: string; percent?: number };
+}
+
+/** One step of a YAML workflow (CONTRACT.md: the same message, updated as the step runs). */
+export interface WorkflowStepMeta {
+  type: "workflow_step";
+  execution_id: number;
+  step_index: number;
+  name: string;
+  step_type: "tool_call" | "llm_call";
+  status: "running" | "completed" | "failed";
+  workflow?: string;
+  title?: string;
+  total_steps?: number;
+  input?: unknown;
+  output?: unknown;
+  error?: { code: string; message: string };
+  duration_ms?: number;
+}
+
+/** A file or table the person selected for a message, as its history row records it. */
+export interface ResourceRef {
+  kind: "file" | "table";
+  ref: string;
+  status: "included" | "refused" | "selected";
+  truncated?: boolean;
 }
 
 /** One diagnosis finding and the calls of its run that show it (CONTRACT.md, "Diagnosis"). */
@@ -108,6 +135,7 @@ export type Metadata =
   | NoticeMeta
   | DecisionMeta
   | DiagnosisMeta
+  | WorkflowStepMeta
   | { type?: undefined };
 
 export interface ChatItem {
@@ -116,6 +144,8 @@ export interface ChatItem {
   metadata: Metadata;
   /** Names of the files a user message carried. */
   files?: string[];
+  /** The files and tables selected for a user message (metadata.resources). */
+  resources?: ResourceRef[];
 }
 
 const KNOWN_TYPES = new Set([
@@ -127,6 +157,7 @@ const KNOWN_TYPES = new Set([
   "notice",
   "decision",
   "diagnosis",
+  "workflow_step",
 ]);
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -165,6 +196,7 @@ export function expandRow(row: { role: string; content: string; metadata: unknow
   const meta = isRecord(row.metadata) ? row.metadata : {};
   if (row.role === "assistant" && Array.isArray(meta.parts)) return normaliseTurn(meta.parts);
   const item = normaliseItem(row, row.role);
+  if (isRecord(meta.resources)) item.resources = resourcesOf(meta.resources);
   if (Array.isArray(meta.attachments)) {
     item.files = meta.attachments
       .map((a) => (isRecord(a) && typeof a.name === "string" ? a.name : ""))
@@ -173,21 +205,43 @@ export function expandRow(row: { role: string; content: string; metadata: unknow
   return [item];
 }
 
-/** Tool messages share a call_id across updates: keep the latest state of each call in place. */
+/** `metadata.resources` of a history row ({files: [...], tables: [...]}) as badges. */
+export function resourcesOf(record: Record<string, unknown>): ResourceRef[] {
+  const out: ResourceRef[] = [];
+  for (const [key, kind] of [["files", "file"], ["tables", "table"]] as const) {
+    const list = record[key];
+    if (!Array.isArray(list)) continue;
+    for (const entry of list) {
+      if (!isRecord(entry) || typeof entry.ref !== "string") continue;
+      const status = entry.status === "refused" ? "refused" : "included";
+      out.push({ kind, ref: entry.ref, status, truncated: entry.truncated === true });
+    }
+  }
+  return out;
+}
+
+/** The key under which updates of one tool call or one workflow step replace each other. */
+function updateKey(meta: Metadata): string | null {
+  if (meta.type === "tool_start" || meta.type === "tool_end" || meta.type === "tool_error")
+    return meta.call_id ? `tool:${meta.call_id}` : null;
+  if (meta.type === "workflow_step") return `step:${meta.execution_id}:${meta.step_index}`;
+  return null;
+}
+
+/** Tool messages share a call_id across updates, workflow steps their execution and index
+ * (a paused step finishes in the next turn): keep the latest state of each in place. */
 export function collapseToolUpdates(items: ChatItem[]): ChatItem[] {
   const out: ChatItem[] = [];
   const byCall = new Map<string, number>();
   for (const item of items) {
-    const meta = item.metadata;
-    const isTool =
-      meta.type === "tool_start" || meta.type === "tool_end" || meta.type === "tool_error";
-    if (isTool && meta.call_id) {
-      const at = byCall.get(meta.call_id);
+    const key = updateKey(item.metadata);
+    if (key) {
+      const at = byCall.get(key);
       if (at !== undefined) {
         out[at] = item;
         continue;
       }
-      byCall.set(meta.call_id, out.length);
+      byCall.set(key, out.length);
     }
     out.push(item);
   }

@@ -1,11 +1,10 @@
 // One open conversation: its history, the turn streaming now, and what to tell the person.
 // All agent traffic goes through chat.ts; all REST through api/rest.ts.
 
-import { AgentUnauthorized, channelFor, type TurnInput } from "./chat";
+import { AgentUnauthorized, channelFor, type TurnInput, type TurnOptions } from "./chat";
 import { ApiError } from "./api/client";
 import * as rest from "./api/rest";
 import { activeFocus } from "./focus.svelte";
-import type { Mode } from "./mode.svelte";
 import {
   collapseToolUpdates,
   expandRow,
@@ -13,6 +12,7 @@ import {
   type ChatItem,
   type ConfirmAction,
   type ConfirmMeta,
+  type ResourceRef,
 } from "./protocol";
 import { RetriesExhausted } from "./retry";
 import { signOut, token } from "./session.svelte";
@@ -70,14 +70,18 @@ export class Thread {
     }
   }
 
-  /** Send a new message, with the files and what the person is looking at (FR-023), in
-   * `mode` (CONTRACT.md, "Modes"). */
-  async send(text: string, files: File[], mode: Mode = "dynamic"): Promise<boolean> {
+  /** Send a new message, with the files, what the person is looking at (FR-023) and the
+   * options (mode, selected resources, workflow). */
+  async send(text: string, files: File[], options?: TurnOptions): Promise<boolean> {
     const target = activeFocus();
     const focus = target ? JSON.stringify(target) : "";
-    const echo = { role: "user", content: text, metadata: {}, files: files.map((f) => f.name) };
+    const resources: ResourceRef[] = [
+      ...(options?.resources?.files ?? []).map((ref) => ({ kind: "file" as const, ref, status: "selected" as const })),
+      ...(options?.resources?.tables ?? []).map((ref) => ({ kind: "table" as const, ref, status: "selected" as const })),
+    ];
+    const echo = { role: "user", content: text, metadata: {}, files: files.map((f) => f.name), resources };
     await this.ready;
-    return this.#turn({ text, files, action: "", focus, options: { mode } }, echo);
+    return this.#turn({ text, files, action: "", focus, options }, echo);
   }
 
   /** Answer the confirmation card of `callId` (FR-009); the id travels with the decision, so

@@ -757,6 +757,130 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workflow/conversations/{conversation_id}/executions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List
+         * @description The executions of one of the caller's conversations, newest first.
+         */
+        get: operations["list__api_workflow_conversations__conversation_id__executions_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflow/conversations/{conversation_id}/executions/cancel-waiting": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel Waiting
+         * @description Cancel executions waiting for a confirmation that a new message superseded (agent).
+         */
+        post: operations["cancel_waiting_api_workflow_conversations__conversation_id__executions_cancel_waiting_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflow/definitions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Definitions
+         * @description The workflows of `workflows/*.yaml`, validated at start-up, in file order.
+         */
+        get: operations["definitions_api_workflow_definitions_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflow/executions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create
+         * @description Start recording an execution (agent service, on behalf of the conversation's owner).
+         */
+        post: operations["create_api_workflow_executions_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflow/executions/{execution_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get
+         * @description One of the caller's executions with its steps.
+         */
+        get: operations["get_api_workflow_executions__execution_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update
+         * @description Pause, resume or finish an execution (agent service).
+         */
+        patch: operations["update_api_workflow_executions__execution_id__patch"];
+        trace?: never;
+    };
+    "/api/workflow/executions/{execution_id}/steps/{step_index}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Record Step
+         * @description Create or update one step (agent service).
+         */
+        put: operations["record_step_api_workflow_executions__execution_id__steps__step_index__put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1309,6 +1433,27 @@ export interface components {
             /** Name */
             name: string;
         };
+        /** DefinitionList */
+        DefinitionList: {
+            /** Items */
+            items: components["schemas"]["DefinitionRead"][];
+        };
+        /** DefinitionRead */
+        DefinitionRead: {
+            /** Description */
+            description: string;
+            /**
+             * Final Answer
+             * @description The template of the answer (an addition to CONTRACT)
+             */
+            final_answer: string;
+            /** Name */
+            name: string;
+            /** Steps */
+            steps: (components["schemas"]["ToolCallStep"] | components["schemas"]["LlmCallStep"])[];
+            /** Trigger Keywords */
+            trigger_keywords: string[];
+        };
         /** DeploymentCreate */
         DeploymentCreate: {
             /**
@@ -1448,6 +1593,100 @@ export interface components {
         ErrorResponse: {
             error: components["schemas"]["ErrorBody"];
         };
+        /** ExecutionCreate */
+        ExecutionCreate: {
+            /**
+             * Conversation Id
+             * Format: uuid
+             */
+            conversation_id: string;
+            /**
+             * Input
+             * @description The request: text, resources
+             */
+            input?: {
+                [key: string]: unknown;
+            };
+            /**
+             * Mode
+             * @default yaml
+             * @constant
+             */
+            mode: "yaml";
+            /** Workflow Name */
+            workflow_name: string;
+        };
+        /** ExecutionPage */
+        ExecutionPage: {
+            /** Items */
+            items: components["schemas"]["ExecutionRead"][];
+        };
+        /** ExecutionRead */
+        ExecutionRead: {
+            /**
+             * Conversation Id
+             * Format: uuid
+             */
+            conversation_id: string;
+            /** Error */
+            error: {
+                [key: string]: unknown;
+            } | null;
+            /** Final Answer */
+            final_answer: string | null;
+            /** Finished At */
+            finished_at: string | null;
+            /** Id */
+            id: number;
+            /** Input */
+            input: {
+                [key: string]: unknown;
+            };
+            /** Message Id */
+            message_id: number | null;
+            /** Mode */
+            mode: string;
+            /** Pending */
+            pending: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Started At
+             * Format: date-time
+             */
+            started_at: string;
+            /** Status */
+            status: string;
+            /** Steps */
+            steps: components["schemas"]["StepRead"][];
+            /** Workflow Name */
+            workflow_name: string;
+        };
+        /** ExecutionUpdate */
+        ExecutionUpdate: {
+            error?: components["schemas"]["StepError"] | null;
+            /**
+             * Expected Status
+             * @description Refuse (409 EXECUTION_CONFLICT) unless the status is this
+             */
+            expected_status?: ("running" | "waiting" | "completed" | "failed" | "cancelled") | null;
+            /** Final Answer */
+            final_answer?: string | null;
+            /** Message Id */
+            message_id?: number | null;
+            /**
+             * Pending
+             * @description The call waiting for confirmation (status waiting)
+             */
+            pending?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "running" | "waiting" | "completed" | "failed" | "cancelled";
+        };
         /** FileItem */
         FileItem: {
             /** Key */
@@ -1567,6 +1806,25 @@ export interface components {
          * @enum {string}
          */
         Level: "debug" | "info" | "warning" | "error";
+        /**
+         * LlmCallStep
+         * @description One streamed model call with a templated prompt (and optional system prompt).
+         */
+        LlmCallStep: {
+            /** Name */
+            name: string;
+            /** Prompt */
+            prompt: string;
+            /** System */
+            system?: string | null;
+            /** Title */
+            title?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "llm_call";
+        };
         /** LoginRequest */
         LoginRequest: {
             /** Password */
@@ -1815,6 +2073,60 @@ export interface components {
             /** Client Secret */
             client_secret: string;
         };
+        /** StepError */
+        StepError: {
+            /** Code */
+            code: string;
+            /** Message */
+            message: string;
+        };
+        /** StepRead */
+        StepRead: {
+            /** Error */
+            error: {
+                [key: string]: unknown;
+            } | null;
+            /** Finished At */
+            finished_at: string | null;
+            /** Input */
+            input: unknown;
+            /** Output */
+            output: unknown;
+            /** Started At */
+            started_at: string | null;
+            /** Status */
+            status: string;
+            /** Step Index */
+            step_index: number;
+            /** Step Name */
+            step_name: string;
+            /** Step Type */
+            step_type: string;
+        };
+        /** StepWrite */
+        StepWrite: {
+            error?: components["schemas"]["StepError"] | null;
+            /** Finished At */
+            finished_at?: string | null;
+            /** Input */
+            input?: unknown;
+            /** Output */
+            output?: unknown;
+            /** Started At */
+            started_at?: string | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "running" | "waiting" | "completed" | "failed";
+            /** Step Name */
+            step_name: string;
+            /**
+             * Step Type
+             * @enum {string}
+             */
+            step_type: "tool_call" | "llm_call";
+        };
         /** TableList */
         TableList: {
             /** Datasource */
@@ -1844,6 +2156,30 @@ export interface components {
              * @constant
              */
             token_type: "bearer";
+        };
+        /**
+         * ToolCallStep
+         * @description Call one of the agent's tools; string parameters are templates.
+         */
+        ToolCallStep: {
+            /** Name */
+            name: string;
+            /** Params */
+            params?: {
+                [key: string]: unknown;
+            };
+            /** Title */
+            title?: string | null;
+            /**
+             * Tool
+             * @enum {string}
+             */
+            tool: "search_dashboards" | "get_dashboard" | "dashboard_health" | "create_branch" | "commit_changes" | "deploy_dashboard" | "execute_migration" | "list_tables" | "get_table_schema" | "execute_sql" | "list_files" | "read_file" | "lookup_knowledge" | "query_logs";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tool_call";
         };
         /** UpdateChart */
         UpdateChart: {
@@ -4518,6 +4854,438 @@ export interface operations {
             };
             /** @description Error */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list__api_workflow_conversations__conversation_id__executions_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+                status?: ("running" | "waiting" | "completed" | "failed" | "cancelled") | null;
+            };
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionPage"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    cancel_waiting_api_workflow_conversations__conversation_id__executions_cancel_waiting_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionPage"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    definitions_api_workflow_definitions_get: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DefinitionList"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_api_workflow_executions_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExecutionCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionRead"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_api_workflow_executions__execution_id__get: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path: {
+                execution_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionRead"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    update_api_workflow_executions__execution_id__patch: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path: {
+                execution_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExecutionUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionRead"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    record_step_api_workflow_executions__execution_id__steps__step_index__put: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path: {
+                execution_id: number;
+                step_index: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StepWrite"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionRead"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

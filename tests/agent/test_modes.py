@@ -83,7 +83,8 @@ def test_a_selected_csv_and_table_reach_the_model_and_the_history_row_records_th
     assert text_of(outputs[-1]) == "October sales look steady."
     sent = user_text(fake_llm.requests[0])
     assert f'<resource kind="file" ref="{CSV_KEY}">' in sent
-    assert "date,region,orders,revenue" in sent.replace(" ", "") or "revenue" in sent
+    assert "order_id,order_date,region,product,quantity,unit_price,amount" in sent
+    assert "\n20261000" in sent  # the file's first data row
     assert '<resource kind="table" ref="sample.orders">' in sent
     assert "- customer_id INTEGER" in sent and "- total_amount REAL" in sent
     assert "First 5 rows" in sent

@@ -198,10 +198,12 @@ def _refused_notice(read: _Read) -> Notice:
 
 def cap(settings: Any, used_tokens: int) -> int:
     """The resources' share: `agent.max_resource_tokens`, within half the model's input budget
-    less what attachments of the same message already use."""
+    less what the message's text and attachments already use (so the input trimmer, which
+    would cut the turn's end, never has to)."""
     half = settings.llm.max_input_tokens // 2
     return max(0, min(settings.agent.max_resource_tokens, half - used_tokens))
 
 
 def tokens_of(blocks: tuple[str, ...]) -> int:
+    """The estimated tokens of some texts."""
     return sum(estimate_tokens(b) for b in blocks)

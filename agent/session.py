@@ -179,7 +179,8 @@ class Session:
         self, attachments: PreparedAttachments
     ) -> resources.PreparedResources:
         """The selected files and tables, read as the user, within their share of the input."""
-        cap = resources.cap(self.settings, resources.tokens_of(attachments.blocks))
+        used = resources.tokens_of((self.submit.text, *attachments.blocks))
+        cap = resources.cap(self.settings, used)
         return await resources.prepare(
             self.client, self.context, self.submit.options.resources, cap_tokens=cap
         )

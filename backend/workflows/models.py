@@ -39,8 +39,8 @@ class WorkflowExecution(Base):
     status: Mapped[str] = mapped_column(String(16), default="running")
     input: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
     final_answer: Mapped[str | None] = mapped_column(Text)
-    pending: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
-    error: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    pending: Mapped[dict[str, Any] | None] = mapped_column(JSONB(none_as_null=True))
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSONB(none_as_null=True))
     started_at: Mapped[datetime] = mapped_column(default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column()
 
@@ -64,9 +64,10 @@ class WorkflowStep(Base):
     step_type: Mapped[str] = mapped_column(String(16))
     step_name: Mapped[str] = mapped_column(String(64))
     status: Mapped[str] = mapped_column(String(16))
-    input: Mapped[Any] = mapped_column(JSONB, nullable=True)
-    output: Mapped[Any] = mapped_column(JSONB, nullable=True)
-    error: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    # none_as_null: a missing input/output/error is SQL NULL, not JSON null
+    input: Mapped[Any] = mapped_column(JSONB(none_as_null=True), nullable=True)
+    output: Mapped[Any] = mapped_column(JSONB(none_as_null=True), nullable=True)
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSONB(none_as_null=True))
     started_at: Mapped[datetime | None] = mapped_column()
     finished_at: Mapped[datetime | None] = mapped_column()
 

@@ -17,6 +17,7 @@ CONTEXT_NAMES = frozenset({"input", "steps", "now", "today"})
 EXTRA_FILTERS = frozenset({"number", "table_ref"})
 
 _ENV = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
+_ENV.filters.update({name: str for name in EXTRA_FILTERS})  # names only: the agent renders
 
 
 def check(source: str, *, earlier_steps: frozenset[str]) -> None:
@@ -25,18 +26,19 @@ def check(source: str, *, earlier_steps: frozenset[str]) -> None:
         ast = _ENV.parse(source)
     except TemplateSyntaxError as exc:
         raise ValueError(f"template syntax error on line {exc.lineno}: {exc.message}") from exc
+    for node in ast.find_all(nodes.Filter):
+        if node.name not in _ENV.filters:
+            raise ValueError(f"there is no filter named {node.name!r}")
+    for test in ast.find_all(nodes.Test):
+        if test.name not in _ENV.tests:
+            raise ValueError(f"there is no test named {test.name!r}")
+    # (after the filter check: finding the names compiles the template, which needs them)
     unknown = meta.find_undeclared_variables(ast) - CONTEXT_NAMES
     if unknown:
         names = ", ".join(sorted(unknown))
         raise ValueError(f"unknown name(s) {names}; templates can use {_names()}")
     for name in sorted(_step_references(ast) - earlier_steps):
         raise ValueError(f"steps.{name} is not a step that runs before this one")
-    for node in ast.find_all(nodes.Filter):
-        if node.name not in _ENV.filters and node.name not in EXTRA_FILTERS:
-            raise ValueError(f"there is no filter named {node.name!r}")
-    for test in ast.find_all(nodes.Test):
-        if test.name not in _ENV.tests:
-            raise ValueError(f"there is no test named {test.name!r}")
 
 
 def _step_references(ast: nodes.Template) -> set[str]:

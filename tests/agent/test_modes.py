@@ -119,8 +119,9 @@ def test_a_traversal_key_is_refused_by_the_backend_clearly_and_never_reaches_the
     assert "'.' and '..' segments are not allowed" in meta["message"]
     request = json.dumps(fake_llm.requests[0])
     assert "passwd" not in request and "root:" not in request
-    assert "1 selected resource(s) could not be read" in request
-    assert '<resource kind="table" ref="sample.customers">' in request
+    sent = user_text(fake_llm.requests[0])
+    assert "1 selected resource(s) could not be read" in sent
+    assert '<resource kind="table" ref="sample.customers">' in sent
     question = history(api, tokens["admin"], cid)[0]
     files = question["metadata"]["resources"]["files"]
     assert files[0]["status"] == "refused" and files[0]["error"]["code"] == "INVALID_KEY"
@@ -152,7 +153,7 @@ def test_a_large_file_is_cut_to_the_budget_said_in_the_prompt_and_shown_to_the_p
     outputs = chat.send(
         tokens["admin"],
         cid,
-        "Read it " + "and more " * 1500,  # the message takes most of the input budget
+        "Read them",  # three CSVs of about 3.5 KB each: more than the 2000-token budget
         options={"resources": {"files": [key, CSV_KEY, "exports/marketing_funnel_2026_11.csv"]}},
     )
 

@@ -55,7 +55,7 @@ def with_step(index: int, **changes: object) -> dict[str, object]:
 
 BAD = [
     (with_step(0, tool="drop_database"), "steps.0.tool"),
-    (with_step(0, params={"dashboard": 42}), "steps.0: Value error, get_dashboard has no argument"),
+    (with_step(0, params={"dashboard": 42}), "steps.0: get_dashboard has no argument(s) dashboard"),
     (with_step(1, prompt="{{ steps.one.title "), "steps.1.prompt: template syntax error"),
     (with_step(1, prompt="{{ steps.three.text }}"), "steps.three is not a step that runs before"),
     (with_step(1, prompt="{{ secrets.key }}"), "unknown name(s) secrets"),

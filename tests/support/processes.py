@@ -23,7 +23,7 @@ def free_port() -> int:
 
 
 def wait_http(
-    url: str, *, timeout: float = 180.0, proc: subprocess.Popen[bytes] | None = None
+    url: str, *, timeout: float = 60.0, proc: subprocess.Popen[bytes] | None = None
 ) -> None:
     """Poll `url` until it answers 2xx; fail early when `proc` exits."""
     deadline = time.monotonic() + timeout

@@ -6,8 +6,24 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import pytest
+
+from tests.conftest import AGENT_CLIENT_SECRET, bearer
 
 BASE = "/api/workflow"
+
+
+@pytest.fixture()
+def as_agent(api: httpx.Client, tokens: dict[str, str]) -> dict[str, dict[str, str]]:
+    """Dual-identity headers with a fresh service token (the session's one lives 5 minutes,
+    less than a whole suite run takes before these tests)."""
+    issued = api.post(
+        "/api/auth/service-token",
+        json={"client_id": "agent-chat", "client_secret": AGENT_CLIENT_SECRET},
+    )
+    assert issued.status_code == 200, issued.text
+    service = str(issued.json()["access_token"])
+    return {name: {**bearer(service), "X-On-Behalf-Of": token} for name, token in tokens.items()}
 
 
 def conversation(api: httpx.Client, headers: dict[str, str]) -> str:

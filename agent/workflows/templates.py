@@ -1,8 +1,9 @@
 """Rendering workflow templates in jinja2's sandbox, with undefined names as errors.
 
-A template that reaches for an unsafe attribute (`__class__`, ...) or a name or field that does
-not exist raises `TemplateFailure`; the step fails with it, never the process. The filter names
-added here are mirrored by the backend's start-up check (backend/workflows/templates.py).
+A template that reaches for an unsafe attribute (`__class__`, a mutating method...) or a name
+or field that does not exist raises `TemplateFailure`; the step fails with it, never the
+process. The filter names added here are mirrored by the backend's start-up check
+(backend/workflows/templates.py).
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from jinja2 import StrictUndefined, TemplateError, Undefined
-from jinja2.sandbox import SandboxedEnvironment
+from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment
 
 MAX_RENDERED_CHARS = 100_000
-_INTEGER = re.compile(r"(?<![\w.])\d{1,10}(?![\w.])")
-_TABLE_REF = re.compile(r"\b([A-Za-z][A-Za-z0-9_-]{0,63}\.[A-Za-z_][A-Za-z0-9_]{0,62})\b")
+_INTEGER = re.compile(r"(?<![\w.])\d{1,10}(?!\w|\.\d)")  # "dashboard 42." but not "v1.2"
+# A table name of two characters or more, so "e.g." is not taken for one.
+_TABLE_REF = re.compile(r"\b([A-Za-z][A-Za-z0-9_-]{0,63}\.[A-Za-z_][A-Za-z0-9_]{1,62})\b")
 _ONE_EXPRESSION = re.compile(r"^\s*\{\{(?P<expr>(?:(?!\}\}|\{\{).)*)\}\}\s*$", re.DOTALL)
 
 
@@ -42,9 +44,9 @@ def _table_ref(value: Any) -> str:
     return match.group(1)
 
 
-class _Sandbox(SandboxedEnvironment):
-    """The sandbox, where `x.field` on a mapping means its key first (so a tool result's
-    `items` is the list, not the dict method)."""
+class _Sandbox(ImmutableSandboxedEnvironment):
+    """The sandbox (immutable: a template cannot change a step's result), where `x.field` on
+    a mapping means its key first (so a tool result's `items` is the list, not the method)."""
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         if isinstance(obj, Mapping) and attribute in obj:

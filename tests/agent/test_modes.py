@@ -142,7 +142,7 @@ def test_a_table_of_a_datasource_that_does_not_exist_or_a_bad_ref_is_refused(
 
 
 def test_a_large_file_is_cut_to_the_budget_said_in_the_prompt_and_shown_to_the_person(
-    chat, tokens, conversation, fake_llm, api, as_agent
+    chat, tokens, conversation, fake_llm, api
 ):
     cid = conversation()
     fake_llm.enqueue({"text": "It is long."})

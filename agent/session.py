@@ -160,7 +160,7 @@ class Session:
                 "characters and was cut.",
             )
         for notice in attachments.notices:
-            self.turn.notice(notice.code, notice.message)
+            self.turn.notice(notice.code, notice.message, notice.details)
         self.resources = await self._read_resources(attachments)
         if self.resources.record:
             metadata["resources"] = self.resources.record

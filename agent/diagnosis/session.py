@@ -52,6 +52,7 @@ class DiagnosisSession(Session):
             ),
         )
         closing = self._supersede(snapshot)
+        self.later(self._supersede_workflows())
         self.append_later("user", self.submit.text, {"mode": "diagnose"})
         run = DiagnosisRun(
             self.settings.diagnosis,

@@ -68,6 +68,7 @@ class Notice:
 
     code: str
     message: str
+    details: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -68,9 +68,10 @@ def fit(docs: list[ParsedDocument], cap_tokens: int) -> tuple[list[str], list[No
             percent = 100 * shown // max(len(doc.text), 1)
             notices.append(
                 Notice(
-                    "TRUNCATED",
+                    "ATTACHMENT_TRUNCATED",
                     f"Only part of {doc.name} reached the assistant ({percent}% of the extracted "
                     f"text; attachments are limited to about {cap_tokens:,} tokens per message).",
+                    {"ref": doc.name, "percent": percent, "cap_tokens": cap_tokens},
                 )
             )
     return blocks, notices

@@ -159,7 +159,9 @@ def test_ten_megabytes_pass_and_one_byte_more_is_refused_by_the_server(
     assert of_type(passed[-1], "error") == []
     assert "abcdefghijklmnopqrstuvwxyz0123456789" in user_content(fake_llm.requests[0])
     (notice,) = of_type(passed[-1], "notice")
-    assert notice["metadata"]["code"] == "TRUNCATED" and "at-limit.csv" in notice["content"]
+    assert (
+        notice["metadata"]["code"] == "ATTACHMENT_TRUNCATED" and "at-limit.csv" in notice["content"]
+    )
 
     refused = send_files(chat, tokens["viewer"], conversation("viewer"), "read", [over])
 

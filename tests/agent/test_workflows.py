@@ -308,6 +308,28 @@ def test_a_new_message_supersedes_a_waiting_workflow_step(
     assert error_code(late) == "NO_PENDING_CONFIRMATION"
 
 
+def test_a_diagnosis_message_supersedes_a_waiting_workflow_step_too(
+    chat, tokens, conversation, fake_llm, sql
+):
+    cid = conversation()
+    paused = chat.send(
+        tokens["admin"], cid, "Deploy dashboard 42 to staging", options={"mode": "yaml"}
+    )
+    fake_llm.enqueue(
+        {
+            "text": '{"conclusion": null, "analysis": [], "action_plan": [], '
+            '"recommendations": [], "limitations": {"checked_scope": [], '
+            '"missing_info": ["which dashboard"]}}'
+        }
+    )
+
+    chat.send(tokens["admin"], cid, "Why is it failing?", options={"mode": "diagnose"})
+
+    assert execution_rows(sql, cid)[0][2] == "cancelled"
+    late = chat.decide(tokens["admin"], cid, "confirm", confirm_id(paused))
+    assert error_code(late) == "NO_PENDING_CONFIRMATION"
+
+
 def test_a_paused_workflow_survives_an_agent_restart(
     start_agent, tokens, conversation, fake_llm, sql
 ):

@@ -61,7 +61,7 @@ async def test_text_past_the_token_cap_is_cut_and_a_notice_says_so(tmp_path: Pat
     assert "value-5" in content and "value-399" not in content
     assert "[... cut here:" in content
     (notice,) = prepared.notices
-    assert notice.code == "TRUNCATED" and "long.csv" in notice.message
+    assert notice.code == "ATTACHMENT_TRUNCATED" and "long.csv" in notice.message
     assert "300 tokens" in notice.message
     assert "value-399" in prepared.records()[0]["extracted_text"]  # the record keeps it all
 

@@ -196,6 +196,7 @@ export const en = {
 
   "notice.NO_WORKFLOW_MATCHED": "No workflow matches this message, so the assistant answered it directly.",
   "notice.RESOURCE_REFUSED": "{ref} was not given to the assistant ({code}).",
+  "notice.ATTACHMENT_TRUNCATED": "Only part of {ref} reached the assistant ({percent}% of its text): attachments share a size limit per message.",
   "notice.RESOURCE_TRUNCATED": "Only part of {ref} reached the assistant ({percent}%).",
   "notice.WORKFLOW_STOPPED": "The workflow stopped: you rejected its step.",
   "error.WORKFLOW_FAILED": "The workflow stopped at a failing step.",

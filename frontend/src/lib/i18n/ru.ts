@@ -198,6 +198,7 @@ export const ru: Record<MessageKey, string> = {
 
   "notice.NO_WORKFLOW_MATCHED": "Ни один сценарий не подошёл, поэтому ассистент ответил сам.",
   "notice.RESOURCE_REFUSED": "{ref} не передан ассистенту ({code}).",
+  "notice.ATTACHMENT_TRUNCATED": "Ассистенту передана только часть файла {ref} ({percent}% текста): у вложений общий лимит на сообщение.",
   "notice.RESOURCE_TRUNCATED": "Ассистенту передана только часть {ref} ({percent}%).",
   "notice.WORKFLOW_STOPPED": "Сценарий остановлен: вы отклонили его шаг.",
   "error.WORKFLOW_FAILED": "Сценарий остановился на шаге с ошибкой.",

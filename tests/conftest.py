@@ -4,6 +4,7 @@ backend running as its own process over real HTTP."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -108,14 +109,36 @@ def tokens(api: httpx.Client) -> dict[str, str]:
     return {name: login(api, name, password) for name, password in PASSWORDS.items()}
 
 
+class ServiceTokens:
+    """The agent's service JWT, fetched again once it is half-way to its 5-minute expiry, so a
+    test late in a long session never holds an expired one."""
+
+    def __init__(self, api: httpx.Client) -> None:
+        self.api = api
+        self._token = ""
+        self._renew_at = 0.0
+
+    def get(self) -> str:
+        if time.monotonic() >= self._renew_at:
+            response = self.api.post(
+                "/api/auth/service-token",
+                json={"client_id": "agent-chat", "client_secret": AGENT_CLIENT_SECRET},
+            )
+            assert response.status_code == 200, response.text
+            body = response.json()
+            self._token = str(body["access_token"])
+            self._renew_at = time.monotonic() + int(body.get("expires_in", 300)) / 2
+        return self._token
+
+
 @pytest.fixture(scope="session")
-def service_token(api: httpx.Client) -> str:
-    response = api.post(
-        "/api/auth/service-token",
-        json={"client_id": "agent-chat", "client_secret": AGENT_CLIENT_SECRET},
-    )
-    assert response.status_code == 200, response.text
-    return str(response.json()["access_token"])
+def service_tokens(api: httpx.Client) -> ServiceTokens:
+    return ServiceTokens(api)
+
+
+@pytest.fixture()
+def service_token(service_tokens: ServiceTokens) -> str:
+    return service_tokens.get()
 
 
 @pytest.fixture(scope="session")
@@ -124,7 +147,7 @@ def as_user(tokens: dict[str, str]) -> dict[str, dict[str, str]]:
     return {name: bearer(token) for name, token in tokens.items()}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture()
 def as_agent(tokens: dict[str, str], service_token: str) -> dict[str, dict[str, str]]:
     """Headers for the agent service acting on behalf of each demo role (dual identity)."""
     return {

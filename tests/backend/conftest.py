@@ -12,11 +12,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend import db
 from tests.backend.support import NewUser, Person
-from tests.conftest import login
+from tests.conftest import ServiceTokens, login
 
 
 @pytest.fixture(scope="session")
-def new_user(api: httpx.Client, as_user: dict[str, dict[str, str]], service_token: str) -> NewUser:
+def new_user(
+    api: httpx.Client, as_user: dict[str, dict[str, str]], service_tokens: ServiceTokens
+) -> NewUser:
     """Create a user through the admin API and log it in."""
 
     def make(role: str = "viewer", prefix: str = "u") -> Person:
@@ -29,7 +31,7 @@ def new_user(api: httpx.Client, as_user: dict[str, dict[str, str]], service_toke
         )
         assert created.status_code == 201, created.text
         token = login(api, username, password)
-        return Person(created.json()["id"], username, password, token, service_token)
+        return Person(created.json()["id"], username, password, token, service_tokens.get())
 
     return make
 

@@ -1,4 +1,5 @@
-"""Dashboard routes: search, read, validate, health, branches, commits, merge, deployments."""
+"""Dashboard routes: search, read, validate, health, chart data, branches, commits, merge,
+deployments."""
 
 from __future__ import annotations
 
@@ -6,11 +7,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Path, Query, status
 
-from backend.dashboards import branches, deployments, search, service, validation
+from backend.dashboards import branches, chart_data, deployments, search, service, validation
 from backend.dashboards.schemas import (
     BranchCreate,
     BranchRead,
     BranchSummary,
+    ChartDataRead,
     CommitCreate,
     CommitRead,
     DashboardPage,
@@ -113,6 +115,31 @@ async def dashboard_health(
     """The latest validation (with per-chart results) and the last 10 runs."""
     return await validation.health(
         session=session, dashboard_id=dashboard_id, environment=environment
+    )
+
+
+@router.get(
+    ONE + "/charts/{chart_key}/data",
+    response_model=ChartDataRead,
+    responses=responses(401, 403, 404, 422, 503),
+)
+async def chart_rows(
+    dashboard_id: Id,
+    chart_key: Annotated[str, Path(min_length=1, max_length=64)],
+    principal: Viewer,
+    session: SessionDep,
+    settings: SettingsDep,
+    environment: Annotated[Environment | None, Query(description="Default: main")] = None,
+) -> ChartDataRead:
+    """Run one chart's SQL read-only (the /query caps) and return its rows. A chart that cannot
+    be drawn is its query's error (422 SQL_ERROR, SQL_TIMEOUT, SQL_REJECTED; 503 when the
+    datasource is unreachable) or 422 CHART_INVALID (unknown datasource, missing columns)."""
+    return await chart_data.read(
+        session=session,
+        settings=settings,
+        dashboard_id=dashboard_id,
+        chart_key=chart_key,
+        environment=environment,
     )
 
 

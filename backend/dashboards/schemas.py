@@ -217,3 +217,17 @@ class DeploymentResult(DeploymentRead):
 class DeploymentPage(BaseModel):
     items: list[DeploymentRead]
     total: int
+
+
+class ChartDataRead(BaseModel):
+    """One chart's rows, as its SQL returned them read-only (the /query caps apply)."""
+
+    chart_key: str
+    title: str
+    type: str = Field(description="line, bar, area, pie, table or number")
+    version_id: int = Field(description="The dashboard version whose chart was run")
+    columns: list[str]
+    rows: list[list[Any]]
+    row_count: int
+    truncated: bool = Field(description="True when the row or byte cap cut the result")
+    elapsed_ms: float

@@ -6,11 +6,35 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, ForeignKey, Identity, Index, String, Text, text
+from sqlalchemy import (
+    BigInteger,
+    ColumnElement,
+    ColumnExpressionArgument,
+    ForeignKey,
+    Identity,
+    Index,
+    String,
+    Text,
+    func,
+    literal_column,
+    text,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.sql.elements import TextClause
 
 from backend.db import Base, Timestamped, utcnow
+
+# Conversation search (title and message text). The `simple` configuration lowercases words but
+# stems none: conversations mix Russian and English, and prefix matching ("дашборд" finds
+# "дашборды", "revenue" finds "revenues") covers what stemming one language would. Queries must
+# use this exact expression for the GIN indexes below to apply.
+SEARCH_CONFIG: ColumnElement[str] = literal_column("'simple'::regconfig")
+
+
+def search_vector(column: ColumnExpressionArgument[str] | TextClause) -> ColumnElement[object]:
+    """The indexed full-text vector of a text column."""
+    return func.to_tsvector(SEARCH_CONFIG, column)
 
 
 class Conversation(Timestamped, Base):
@@ -23,6 +47,11 @@ class Conversation(Timestamped, Base):
             text("updated_at DESC"),
             text("id DESC"),
         ),
+        Index(
+            "ix_agent_conversations_title_search",
+            search_vector(text("title")),
+            postgresql_using="gin",
+        ),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
@@ -34,7 +63,14 @@ class Conversation(Timestamped, Base):
 
 class Message(Base):
     __tablename__ = "agent_messages"
-    __table_args__ = (Index("ix_agent_messages_conversation_id_id", "conversation_id", "id"),)
+    __table_args__ = (
+        Index("ix_agent_messages_conversation_id_id", "conversation_id", "id"),
+        Index(
+            "ix_agent_messages_content_search",
+            search_vector(text("content")),
+            postgresql_using="gin",
+        ),
+    )
 
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
     conversation_id: Mapped[uuid.UUID] = mapped_column(

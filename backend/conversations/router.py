@@ -7,11 +7,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response, status
 
-from backend.conversations import service
+from backend.conversations import search, service
 from backend.conversations.models import Message
 from backend.conversations.schemas import (
     ActiveRead,
     ConversationCreate,
+    ConversationListItem,
     ConversationPage,
     ConversationRead,
     ConversationUpdate,
@@ -46,15 +47,51 @@ async def create(body: ConversationCreate, principal: CurrentPrincipal, session:
     return await service.create(session=session, actor=principal, title=body.title)
 
 
-@router.get(PREFIX, response_model=ConversationPage, responses=responses(401, 422))
+# Unset fields are left out: `snippet` appears only in search results.
+@router.get(
+    PREFIX,
+    response_model=ConversationPage,
+    response_model_exclude_unset=True,
+    responses=responses(401, 422),
+)
 async def list_(
-    principal: CurrentPrincipal, session: SessionDep, page: Page, archived: bool = False
+    principal: CurrentPrincipal,
+    session: SessionDep,
+    page: Page,
+    archived: bool = False,
+    q: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=200,
+            description="Words to find in the title or any message (all must occur; words of "
+            "3+ letters match as prefixes)",
+        ),
+    ] = None,
 ) -> ConversationPage:
-    """The caller's conversations, newest activity first."""
-    rows, total = await service.list_(
-        session=session, actor=principal, archived=archived, limit=page.limit, offset=page.offset
+    """The caller's conversations, newest activity first; with `q`, only those that match."""
+    if q is None:
+        rows, total = await service.list_(
+            session=session,
+            actor=principal,
+            archived=archived,
+            limit=page.limit,
+            offset=page.offset,
+        )
+        items = [ConversationListItem.model_validate(r) for r in rows]
+        return ConversationPage(items=items, total=total)
+    hits, total = await search.search(
+        session=session,
+        actor=principal,
+        q=q,
+        archived=archived,
+        limit=page.limit,
+        offset=page.offset,
     )
-    return ConversationPage(items=[ConversationRead.model_validate(r) for r in rows], total=total)
+    items = [
+        ConversationListItem.model_validate(c).model_copy(update={"snippet": s}) for c, s in hits
+    ]
+    return ConversationPage(items=items, total=total)
 
 
 @router.get(PREFIX + "/{conversation_id}", response_model=ConversationRead, responses=ERRORS)

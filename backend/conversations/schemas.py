@@ -36,8 +36,16 @@ class ConversationRead(BaseModel):
     is_archived: bool
 
 
+class ConversationListItem(ConversationRead):
+    snippet: str | None = Field(
+        default=None,
+        description="Only with q: plain text around the matches of the newest matching "
+        "message (null when only the title matched)",
+    )
+
+
 class ConversationPage(BaseModel):
-    items: list[ConversationRead]
+    items: list[ConversationListItem]
     total: int
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from sqlalchemy import ColumnElement, Select, func, literal, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped
@@ -11,19 +9,7 @@ from sqlalchemy.orm import Mapped
 from backend.dashboards import service
 from backend.dashboards.models import Dashboard, EnvironmentState, ValidationRun
 from backend.dashboards.schemas import DashboardPage, EnvironmentRead, Environments
-
-WORD = re.compile(r"[^\W_]+")
-MAX_TERMS = 16
-PREFIX_MIN_CHARS = 3
-
-
-def ts_query(text: str) -> str | None:
-    """Words of `text` ANDed as a 'simple' tsquery; words of 3+ chars also match as prefixes,
-    so "продаж" finds "продажи". Only letters and digits reach the query: no tsquery syntax."""
-    words = [w.lower() for w in WORD.findall(text)][:MAX_TERMS]
-    if not words:
-        return None
-    return " & ".join(f"{w}:*" if len(w) >= PREFIX_MIN_CHARS else w for w in words)
+from backend.fulltext import ts_query
 
 
 def _target_version(environment: str | None) -> ColumnElement[int | None] | Mapped[int | None]:

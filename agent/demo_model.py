@@ -27,7 +27,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from agent.demo import answers, diagnosis
+from agent.demo import answers, charts, diagnosis
 from agent.demo.plan import steps
 from agent.demo.request import Request, is_russian, remember, text_of
 from agent.demo.routes import Ask, Call, route
@@ -95,7 +95,7 @@ class DemoChatModel(BaseChatModel):
         plan = steps(text, remember(before))
         if messages and isinstance(messages[-1], ToolMessage):
             following = self._next_step(plan, before, after)
-            return following or AIMessage(content=self._summarise(after, lang))
+            return following or AIMessage(content=self._summarise(after, text, lang))
         routed = route(Request(raw=plan[0], text=plan[0].lower(), memory=remember(before)))
         if isinstance(routed, Ask):
             return AIMessage(content=answers.question(routed.topic, lang))
@@ -120,14 +120,16 @@ class DemoChatModel(BaseChatModel):
     def _allowed(self, name: str) -> bool:
         return self.tool_names is None or name in self.tool_names
 
-    def _summarise(self, turn: Sequence[BaseMessage], lang: str) -> str:
-        """Every tool result of this turn, in order, a line or a few each."""
+    def _summarise(self, turn: Sequence[BaseMessage], text: str, lang: str) -> str:
+        """Every tool result of this turn, in order, a line or a few each; a chart request
+        ("... as a chart") is answered with its rows drawn."""
         results = [m for m in turn if isinstance(m, ToolMessage)]
         lines = [
             answers.summary(m.name or "tool", text_of(m), failed=m.status == "error", lang=lang)
             for m in results
         ]
-        return answers.LABEL + "\n\n".join(lines)
+        drawn = charts.for_results(results, text, lang)  # "... as a chart": the rows, drawn
+        return answers.LABEL + (drawn or "\n\n".join(lines))
 
     def _generate(
         self,

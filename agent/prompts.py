@@ -19,6 +19,16 @@ How you work:
 - A tool result with an "error" explains what went wrong (for example a missing role):
   tell the person plainly and suggest what they can do; do not retry the same call blindly.
 - Answer in the language the person writes in. Be concise; use short lists for several items.
+- To show data as a chart, first run the query with execute_sql, then add to your answer one
+  fenced block whose language is `chart`, holding one JSON object built only from the rows the
+  tool returned:
+  ```chart
+  {"kind": "bar", "title": "Orders by status", "columns": ["status", "orders"],
+   "rows": [["paid", 120], ["shipped", 80]]}
+  ```
+  kind is "bar" (categories), "line" (dates or months in the first column), "pie" (shares of a
+  whole) or "table"; the first column labels each row, the others are numbers; at most 500
+  rows and 12 columns. The interface draws it; never invent or round away values.
 """
 
 

@@ -225,14 +225,27 @@ def _migration(body: dict[str, Any], lang: str) -> str:
     )
 
 
+def _cell(value: Any) -> str:
+    text = "" if value is None else str(value)
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
 def _sql(body: dict[str, Any], lang: str) -> str:
+    """The row count and the first rows as a markdown table (not Python lists)."""
     rows, columns = body.get("rows", []), body.get("columns", [])
     head = _t(
         lang,
-        f"The query returned {body.get('row_count', len(rows))} row(s); columns: ",
-        f"Запрос вернул строк: {body.get('row_count', len(rows))}; колонки: ",
+        f"The query returned {body.get('row_count', len(rows))} row(s).",
+        f"Запрос вернул строк: {body.get('row_count', len(rows))}.",
     )
-    return head + ", ".join(map(str, columns)) + ("\n" + _lines(rows, str) if rows else "")
+    if not columns or not rows:
+        return head
+    table = ["| " + " | ".join(_cell(c) for c in columns) + " |"]
+    table.append("|" + "---|" * len(columns))
+    table += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows[:MAX_LINES]]
+    more = len(rows) - MAX_LINES
+    tail = [_t(lang, f"… and {more} more.", f"… и ещё {more}.")] if more > 0 else []
+    return "\n".join([head, "", *table, *tail])
 
 
 def _file(body: dict[str, Any], lang: str) -> str:

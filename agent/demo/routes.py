@@ -8,6 +8,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from agent.demo import charts
 from agent.demo.refusals import destructive, secrets
 from agent.demo.request import (
     DEFAULT_DATASOURCE,
@@ -299,6 +300,7 @@ RULES: tuple[Rule, ...] = (
     destructive,
     runbook,
     sql,
+    charts.route,
     count_rows,
     columns,
     tables,

@@ -252,3 +252,61 @@ def test_a_rejected_confirmation_is_acknowledged_without_another_call() -> None:
     answer = DemoChatModel().invoke([request, call, rejected])
     assert not answer.tool_calls
     assert answer.content == "[demo model] Вы отклонили deploy_dashboard, ничего не изменено."
+
+
+def chart_of(answer: str) -> dict[str, Any]:
+    """The JSON of the one ```chart block of an answer."""
+    blocks = re.findall(r"```chart\n(.*?)\n```", answer, re.S)
+    assert len(blocks) == 1, answer
+    return dict(json.loads(blocks[0]))
+
+
+@pytest.mark.parametrize(
+    "prompt", ["show revenue by month as a chart", "покажи выручку по месяцам графиком"]
+)
+def test_a_chart_request_runs_a_query_on_the_sample_datasource(prompt: str) -> None:
+    name, args = call_of(DemoChatModel().invoke([HumanMessage(prompt)]))
+    assert name == "execute_sql" and args["datasource"] == "sample"
+    assert "order_date" in args["query"] and "GROUP BY month" in args["query"]
+
+
+def test_a_chart_question_about_a_named_dashboard_is_not_a_query() -> None:
+    asked = DemoChatModel().invoke(
+        [HumanMessage("why is the revenue by month chart on dashboard 42 failing?")]
+    )
+    assert call_of(asked) == ("dashboard_health", {"dashboard_id": 42})
+
+
+def test_a_sql_result_is_summarised_as_a_markdown_table_not_python_lists() -> None:
+    body = {"columns": ["status", "orders"], "rows": [["paid", 7], ["new|ish", 2]], "row_count": 2}
+    history = answered(
+        [HumanMessage("sql: select status, count(*) from orders")], "execute_sql", body
+    )
+    assert history[-1].content == (
+        "[demo model] The query returned 2 row(s).\n\n"
+        "| status | orders |\n|---|---|\n| paid | 7 |\n| new\\|ish | 2 |"
+    )
+
+
+async def test_inside_create_agent_a_chart_answer_is_drawn_from_the_real_rows(
+    backend_client: BackendClient, contexts: dict[str, Context]
+) -> None:
+    agent = create_agent(
+        model=DemoChatModel(), tools=build_tools(backend_client), context_schema=Context
+    )
+    for prompt, title in [
+        ("show revenue by month as a chart", "Revenue by month"),
+        ("покажи выручку по месяцам графиком", "Выручка по месяцам"),
+    ]:
+        result = await agent.ainvoke(
+            {"messages": [HumanMessage(prompt)]}, context=contexts["viewer"]
+        )
+        tool = json.loads(result["messages"][2].content)
+        spec = chart_of(str(result["messages"][-1].content))
+        assert spec == {
+            "kind": "line",
+            "title": title,
+            "columns": ["month", "revenue"],
+            "rows": tool["rows"],
+        }
+        assert len(spec["rows"]) > 1 and all(isinstance(r[1], int | float) for r in spec["rows"])

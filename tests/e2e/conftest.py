@@ -21,6 +21,7 @@ from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, sync_play
 
 from agent_chat import frontend
 from tests.conftest import PASSWORDS
+from tests.e2e.checks import DESKTOP, PHONE, new_context
 from tests.e2e.gateway import nginx_binary, run_gateway
 from tests.fakes.llm_server import FakeLLM
 from tests.support.processes import ROOT, serve
@@ -180,13 +181,31 @@ def page(browser: Browser, gateway: str, watch: Watch) -> Iterator[Page]:
     assert watch.csp_violations() == []
 
 
+@pytest.fixture(params=["1400", "390"], ids=["1400px", "390px"])
+def sized_page(
+    request: pytest.FixtureRequest, browser: Browser, gateway: str, watch: Watch
+) -> Iterator[Page]:
+    """A page 1400 px wide, and again 390 px wide (a phone); clipboard allowed, axe-core loaded."""
+    context = new_context(browser, gateway, DESKTOP if request.param == "1400" else PHONE)
+    tab = context.new_page()
+    tab.on("dialog", watch.on_dialog)
+    tab.on("console", watch.on_console)
+    yield tab
+    context.close()
+    assert watch.csp_violations() == []
+
+
+def width_of(page: Page) -> int:
+    return int((page.viewport_size or {"width": 0})["width"])
+
+
 def login(page: Page, username: str = "admin") -> None:
     """Sign in through the login form and wait for the BI shell."""
     page.goto("/login")
     page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(PASSWORDS[username])
     page.get_by_role("button", name="Sign in").click()
-    page.get_by_test_id("user").wait_for()
+    page.get_by_test_id("user").wait_for(state="attached")  # in the menu on a phone
 
 
 def open_chat(page: Page) -> None:

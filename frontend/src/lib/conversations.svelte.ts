@@ -59,6 +59,7 @@ export function select(id: string | null): void {
 export async function showArchived(archived: boolean): Promise<void> {
   chat.archived = archived;
   await refresh();
+  if (found.query) await search(found.query);
 }
 
 /** A new, empty conversation, opened. */
@@ -81,6 +82,48 @@ export async function restore(id: string): Promise<void> {
   await refresh();
 }
 
+export async function rename(id: string, title: string): Promise<void> {
+  const conversation = await rest.renameConversation(id, title);
+  chat.list = chat.list.map((c) => (c.id === id ? conversation : c));
+  if (chat.selectedId === id) chat.selected = conversation;
+}
+
+/** Conversation search (title and message text, on the server), one page at a time. */
+export const found = $state<{
+  query: string;
+  items: rest.ConversationHit[];
+  total: number;
+  loading: boolean;
+  error: string | null;
+}>({ query: "", items: [], total: 0, loading: false, error: null });
+
+const SEARCH_PAGE = 20;
+let searchSeq = 0;
+
+/** Search for `query` from its first page ("" ends the search); only the newest answer counts. */
+export async function search(query: string, more = false): Promise<void> {
+  const q = query.trim();
+  found.query = q;
+  if (!q) {
+    Object.assign(found, { items: [], total: 0, loading: false, error: null });
+    return;
+  }
+  const seq = ++searchSeq;
+  found.loading = true;
+  try {
+    const offset = more ? found.items.length : 0;
+    const page = await rest.searchConversations(q, chat.archived, offset, SEARCH_PAGE);
+    if (seq !== searchSeq) return;
+    found.items = more ? [...found.items, ...page.items] : page.items;
+    found.total = page.total;
+    found.error = null;
+  } catch (error) {
+    if (seq === searchSeq) found.error = error instanceof Error ? error.message : String(error);
+  } finally {
+    if (seq === searchSeq) found.loading = false;
+  }
+}
+
 /** Forget everything of the signed-out user. */
 export function reset(): void {
   closeAllChannels();
@@ -88,5 +131,6 @@ export function reset(): void {
   chat.list = [];
   chat.selected = null;
   chat.selectedId = null;
+  Object.assign(found, { query: "", items: [], total: 0, loading: false, error: null });
   localStorage.removeItem(KEY);
 }

@@ -46,6 +46,27 @@ export class Thread {
     return meta && !this.decisions[meta.call_id] ? meta : null;
   }
 
+  /** The last question asked here (files are not kept: they were sent once). */
+  get lastQuestion(): string | null {
+    for (let i = this.items.length - 1; i >= 0; i--) {
+      const item = this.items[i];
+      if (item.role === "user" && !item.metadata.type && item.content.trim()) return item.content;
+    }
+    return null;
+  }
+
+  /** Whether the last turn ended in an answer that can be asked for again. */
+  get canRegenerate(): boolean {
+    return !this.streaming && this.pending === null && this.lastQuestion !== null;
+  }
+
+  /** Ask the last question again, as a new turn of this conversation: the agent sees its
+   * earlier answer in the history and answers afresh; nothing already said is removed. */
+  async regenerate(): Promise<boolean> {
+    const question = this.lastQuestion;
+    return question && this.canRegenerate ? this.send(question, []) : false;
+  }
+
   /** Settles when the history has been read (a message sent earlier would be lost under it). */
   ready: Promise<void> = Promise.resolve();
 

@@ -3,6 +3,7 @@
 import { http, unwrap, type Schemas } from "./client";
 
 export type Conversation = Schemas["ConversationRead"];
+export type ConversationHit = Schemas["ConversationListItem"];
 export type HistoryMessage = Schemas["MessageRead"];
 export type LoginResult = Schemas["LoginResponse"];
 
@@ -17,6 +18,30 @@ export async function listConversations(archived: boolean): Promise<Conversation
     }),
   );
   return page.items;
+}
+
+/** One page of the caller's conversations matching `q` (title or message text). */
+export async function searchConversations(
+  q: string,
+  archived: boolean,
+  offset = 0,
+  limit = 20,
+): Promise<{ items: ConversationHit[]; total: number }> {
+  return unwrap(
+    await http.GET("/api/assistant/conversations", {
+      params: { query: { q, archived, limit, offset } },
+    }),
+  );
+}
+
+export async function renameConversation(id: string, title: string): Promise<Conversation> {
+  const path = { conversation_id: id };
+  return unwrap(
+    await http.PATCH("/api/assistant/conversations/{conversation_id}", {
+      params: { path },
+      body: { title },
+    }),
+  );
 }
 
 export async function createConversation(): Promise<Conversation> {
@@ -68,6 +93,8 @@ export async function isActive(id: string): Promise<boolean> {
 export type DashboardSummary = Schemas["DashboardSummary"];
 export type Dashboard = Schemas["DashboardRead"];
 export type Health = Schemas["HealthRead"];
+export type ChartStatus = Schemas["ChartResultRead"];
+export type ChartData = Schemas["ChartDataRead"];
 export type DashboardStatus = NonNullable<DashboardSummary["status"]>;
 
 export async function searchDashboards(
@@ -89,4 +116,12 @@ export async function getDashboard(id: number): Promise<Dashboard> {
 export async function dashboardHealth(id: number): Promise<Health> {
   const path = { dashboard_id: id };
   return unwrap(await http.GET("/api/dashboards/{dashboard_id}/health", { params: { path } }));
+}
+
+/** One chart's rows (its SQL run read-only); a chart that cannot be drawn throws its ApiError. */
+export async function chartData(dashboardId: number, chartKey: string): Promise<ChartData> {
+  const path = { dashboard_id: dashboardId, chart_key: chartKey };
+  return unwrap(
+    await http.GET("/api/dashboards/{dashboard_id}/charts/{chart_key}/data", { params: { path } }),
+  );
 }

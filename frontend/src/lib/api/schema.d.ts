@@ -77,7 +77,7 @@ export interface paths {
         };
         /**
          * List
-         * @description The caller's conversations, newest activity first.
+         * @description The caller's conversations, newest activity first; with `q`, only those that match.
          */
         get: operations["list__api_assistant_conversations_get"];
         put?: never;
@@ -422,6 +422,28 @@ export interface paths {
          * @description Start a branch at main's current version (editor).
          */
         post: operations["create_branch_api_dashboards__dashboard_id__branches_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dashboards/{dashboard_id}/charts/{chart_key}/data": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Chart Rows
+         * @description Run one chart's SQL read-only (the /query caps) and return its rows. A chart that cannot
+         *     be drawn is its query's error (422 SQL_ERROR, SQL_TIMEOUT, SQL_REJECTED; 503 when the
+         *     datasource is unreachable) or 422 CHART_INVALID (unknown datasource, missing columns).
+         */
+        get: operations["chart_rows_api_dashboards__dashboard_id__charts__chart_key__data_get"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1214,6 +1236,39 @@ export interface components {
             type: "line" | "bar" | "area" | "pie" | "table" | "number";
         };
         /**
+         * ChartDataRead
+         * @description One chart's rows, as its SQL returned them read-only (the /query caps apply).
+         */
+        ChartDataRead: {
+            /** Chart Key */
+            chart_key: string;
+            /** Columns */
+            columns: string[];
+            /** Elapsed Ms */
+            elapsed_ms: number;
+            /** Row Count */
+            row_count: number;
+            /** Rows */
+            rows: unknown[][];
+            /** Title */
+            title: string;
+            /**
+             * Truncated
+             * @description True when the row or byte cap cut the result
+             */
+            truncated: boolean;
+            /**
+             * Type
+             * @description line, bar, area, pie, table or number
+             */
+            type: string;
+            /**
+             * Version Id
+             * @description The dashboard version whose chart was run
+             */
+            version_id: number;
+        };
+        /**
          * ChartPatch
          * @description Fields to change on an existing chart; the key itself cannot change.
          */
@@ -1307,10 +1362,39 @@ export interface components {
             /** Title */
             title?: string | null;
         };
+        /** ConversationListItem */
+        ConversationListItem: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Is Archived */
+            is_archived: boolean;
+            /** Message Count */
+            message_count: number;
+            /**
+             * Snippet
+             * @description Only with q: plain text around the matches of the newest matching message (null when only the title matched)
+             */
+            snippet?: string | null;
+            /** Title */
+            title: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
         /** ConversationPage */
         ConversationPage: {
             /** Items */
-            items: components["schemas"]["ConversationRead"][];
+            items: components["schemas"]["ConversationListItem"][];
             /** Total */
             total: number;
         };
@@ -2510,6 +2594,8 @@ export interface operations {
                 /** @description Capped at the server maximum */
                 limit?: number | null;
                 offset?: number;
+                /** @description Words to find in the title or any message (all must occur; words of 3+ letters match as prefixes) */
+                q?: string | null;
             };
             header?: {
                 "X-On-Behalf-Of"?: string | null;
@@ -3737,6 +3823,79 @@ export interface operations {
             };
             /** @description INVALID_INPUT */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    chart_rows_api_dashboards__dashboard_id__charts__chart_key__data_get: {
+        parameters: {
+            query?: {
+                /** @description Default: main */
+                environment?: ("staging" | "production") | null;
+            };
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path: {
+                chart_key: string;
+                dashboard_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChartDataRead"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -92,6 +92,8 @@ def test_a_sql_answer_is_a_table_that_copies_as_csv_and_turns_into_a_chart(
     login(page)
     open_chat(page)
     send(page, "How many orders per status?")
+    expect(page.get_by_test_id("assistant-message")).to_contain_text("in the table above")
+    expect(page.get_by_test_id("send")).to_be_visible()  # the turn is over: the DOM is final
 
     result = page.get_by_test_id("sql-result")
     expect(result).to_have_attribute("data-view", "table")
@@ -147,6 +149,7 @@ def test_an_answer_with_a_chart_block_is_drawn_and_a_bad_block_stays_code(
     login(page)
     open_chat(page)
     send(page, "show revenue by month as a chart")
+    expect(page.get_by_test_id("send")).to_be_visible()
 
     drawn = page.get_by_test_id("answer-chart").get_by_test_id("chart")
     expect(drawn).to_have_attribute("data-state", "drawn")
@@ -174,6 +177,8 @@ def test_health_and_file_results_are_shown_by_kind(sized_page: Page, llm: FakeLL
     page.goto("/dashboards/17")  # validated once, so health has a latest run
     open_chat(page)
     send(page, "Check dashboard 17 and show the October export")
+    expect(page.get_by_test_id("assistant-message")).to_contain_text("export is above")
+    expect(page.get_by_test_id("send")).to_be_visible()
 
     health = page.get_by_test_id("health-result")
     failing = health.locator('[data-testid="health-chart"][data-status="failing"]')

@@ -3,16 +3,14 @@ Enter to send; at 1400 and 390 px wide."""
 
 from __future__ import annotations
 
+import uuid
+
 import httpx
 from playwright.sync_api import Page, expect
 
 from tests.e2e.checks import horizontal_overflow
 from tests.e2e.conftest import login, open_chat, screenshot, send, width_of
 from tests.fakes.llm_server import FakeLLM
-
-
-def focused(page: Page) -> str | None:
-    return page.evaluate("document.activeElement?.dataset?.testid ?? null")
 
 
 def last_user_text(request: dict) -> str:
@@ -41,7 +39,7 @@ def test_an_answer_is_copied_regenerated_and_the_question_edited_and_resent(
     expect(answers.first).to_have_text("First answer.")
     expect(page.get_by_test_id("user-message")).to_have_text("Which dashboards\nfail?")
     expect(page.get_by_test_id("send")).to_be_visible()
-    assert focused(page) == "composer"  # typing goes on where it was
+    expect(composer).to_be_focused()  # typing goes on where it was
 
     page.get_by_test_id("copy-message").last.click()
     expect(page.get_by_test_id("copy-message").last).to_have_attribute("data-state", "copied")
@@ -57,7 +55,7 @@ def test_an_answer_is_copied_regenerated_and_the_question_edited_and_resent(
 
     page.get_by_test_id("edit-question").click()
     expect(composer).to_have_value("Which dashboards\nfail?")
-    assert focused(page) == "composer"
+    expect(page.get_by_test_id("composer")).to_be_focused()
     composer.fill("Which dashboards are failing today?")
     composer.press("Enter")
     expect(answers).to_have_count(3)
@@ -77,14 +75,14 @@ def test_esc_stops_a_streaming_answer_and_the_composer_keeps_the_focus(
     send(page, "Write a very long report")
     answer = page.get_by_test_id("assistant-message")
     expect(answer).to_contain_text("t10 ")
-    assert focused(page) == "composer"
+    expect(page.get_by_test_id("composer")).to_be_focused()
     page.keyboard.press("Escape")
     expect(page.get_by_test_id("stopped")).to_be_visible()
     expect(page.get_by_test_id("send")).to_be_visible()
     partial = answer.inner_text()
     page.wait_for_timeout(300)
     assert answer.inner_text() == partial and "t399" not in partial
-    assert focused(page) == "composer"
+    expect(page.get_by_test_id("composer")).to_be_focused()
     screenshot(page, f"esc-stopped-{width_of(page)}")
 
 
@@ -95,20 +93,22 @@ def test_a_conversation_is_renamed_and_found_by_its_title_and_its_text(
     as_user: dict[str, dict[str, str]],
 ) -> None:
     page = sized_page
-    llm.enqueue({"text": "The flamingo migration moves the orders table."}, {"text": "Noted."})
+    word = f"flamingo{uuid.uuid4().hex[:6]}"  # the same user runs this at both widths
+    title_text = f"Orders table plans {uuid.uuid4().hex[:4]}"
+    llm.enqueue({"text": f"The {word} migration moves the orders table."}, {"text": "Noted."})
     login(page)
     open_chat(page)
     send(page, "Tell me about the migration")
-    expect(page.get_by_test_id("assistant-message")).to_contain_text("flamingo")
+    expect(page.get_by_test_id("assistant-message")).to_contain_text(word)
 
     page.get_by_test_id("rename").click()
     title = page.get_by_test_id("rename-input")
-    title.fill("Orders table plans")
+    title.fill(title_text)
     title.press("Enter")
-    expect(page.get_by_test_id("thread-title")).to_have_text("Orders table plans")
-    assert focused(page) == "rename"
+    expect(page.get_by_test_id("thread-title")).to_have_text(title_text)
+    expect(page.get_by_test_id("rename")).to_be_focused()
     listed = api.get("/api/assistant/conversations", headers=as_user["admin"]).json()["items"]
-    renamed = next(c for c in listed if c["title"] == "Orders table plans")
+    renamed = next(c for c in listed if c["title"] == title_text)
 
     page.get_by_test_id("new-conversation").click()
     send(page, "Something else entirely")
@@ -116,18 +116,18 @@ def test_a_conversation_is_renamed_and_found_by_its_title_and_its_text(
 
     page.get_by_role("button", name="Conversations list").click()
     search = page.get_by_test_id("conversation-search")
-    search.fill("flamingo")  # a word of the answer, not of the title
+    search.fill(word)  # a word of the answer, not of the title
     hits = page.get_by_test_id("search-hit")
     expect(hits).to_have_count(1)
     expect(hits).to_have_attribute("data-id", renamed["id"])
-    expect(hits.locator("mark")).to_have_text("flamingo")
+    expect(hits.locator("mark")).to_have_text(word)
     screenshot(page, f"search-{width_of(page)}")
-    search.fill("orders table plans")  # the new title
+    search.fill(title_text.lower())  # the new title
     expect(hits).to_have_count(1)
     search.fill("nosuchwordanywhere")
     expect(page.get_by_test_id("search-results")).to_contain_text("Found: 0")
-    search.fill("flamingo")
+    search.fill(word)
     hits.first.locator("button").click()
-    expect(page.get_by_test_id("thread-title")).to_have_text("Orders table plans")
-    expect(page.get_by_test_id("assistant-message")).to_contain_text("flamingo")
+    expect(page.get_by_test_id("thread-title")).to_have_text(title_text)
+    expect(page.get_by_test_id("assistant-message")).to_contain_text(word)
     assert horizontal_overflow(page) <= 0

@@ -52,6 +52,7 @@ def test_on_a_phone_the_top_bar_is_a_menu_and_the_drawer_is_the_whole_screen(
     send(page, "How many products per category?")
     expect(page.get_by_test_id("sql-result")).to_be_visible()
     expect(page.get_by_test_id("assistant-message")).to_contain_text("above")
+    expect(page.get_by_test_id("send")).to_be_visible()
     send_button = page.get_by_test_id("send")
     expect(send_button).to_be_in_viewport(ratio=1)
     assert horizontal_overflow(page) <= 0
@@ -59,12 +60,12 @@ def test_on_a_phone_the_top_bar_is_a_menu_and_the_drawer_is_the_whole_screen(
 
     page.get_by_test_id("drawer-back").click()
     expect(drawer).to_be_hidden()
-    assert page.evaluate("document.activeElement?.dataset?.testid") == "assistant-toggle"
+    expect(page.get_by_test_id("assistant-toggle")).to_be_focused()
 
     page.goto("/chat")
     page.get_by_test_id("composer").wait_for()
-    assert horizontal_overflow(page) <= 0
     screenshot(page, "phone-full-page-chat-390")
+    assert horizontal_overflow(page) <= 0
     context.close()
     assert watch.csp_violations() == []
 
@@ -108,6 +109,7 @@ def test_axe_finds_nothing_serious_on_login_dashboards_a_dashboard_and_the_chat(
     open_chat(page)
     send(page, "Look at the products, dashboard 17 and the October export")
     expect(page.get_by_test_id("assistant-message")).to_contain_text("Shall I deploy?")
+    expect(page.get_by_test_id("send")).to_be_visible()
     expect(page.get_by_test_id("tool-card")).to_have_count(4)
     page.locator('[data-testid="tool-card"][data-tool="execute_sql"] button.head').click()
     page.get_by_test_id("view-chart").click()

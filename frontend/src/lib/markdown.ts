@@ -31,6 +31,8 @@ function purifier(): typeof DOMPurify {
         node.setAttribute("target", "_blank");
         node.setAttribute("rel", "noopener noreferrer nofollow");
       }
+      // Code blocks scroll: keyboard users can reach them too (WCAG 2.1.1).
+      if (node.tagName === "PRE") node.setAttribute("tabindex", "0");
     });
     hooked = true;
   }

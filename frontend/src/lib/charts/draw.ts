@@ -73,17 +73,33 @@ function labelColumn(spec: ChartSpec): number {
 
 function finish(node: Element, aria: string): Element {
   node.querySelector("style")?.remove();
+  // The image is named as a whole; Plot's names of its groups ("bar", "x-axis tick") would be
+  // ARIA on elements without a role, which assistive technology is told to ignore anyway.
+  for (const part of node.querySelectorAll("[aria-label], [aria-description]")) {
+    part.removeAttribute("aria-label");
+    part.removeAttribute("aria-description");
+  }
   node.setAttribute("role", "img");
   node.setAttribute("aria-label", aria);
   return node;
 }
 
+/** Labels made unique ("Keyboard", "Keyboard (2)"): a band scale would stack equal ones. */
+function distinct(labels: string[]): string[] {
+  const seen = new Map<string, number>();
+  return labels.map((text) => {
+    const n = (seen.get(text) ?? 0) + 1;
+    seen.set(text, n);
+    return n === 1 ? text : `${text} (${n})`;
+  });
+}
+
 function drawBars(spec: ChartSpec, measure: number, options: DrawOptions): Drawn {
   const at = labelColumn(spec);
   const fmt = formats(options.locale);
-  const data = spec.rows
-    .filter((r) => typeof r[measure] === "number")
-    .map((r) => ({ label: label(r[at]), value: r[measure] as number }));
+  const rows = spec.rows.filter((r) => typeof r[measure] === "number");
+  const labels = distinct(rows.map((r) => label(r[at])));
+  const data = rows.map((r, i) => ({ label: labels[i], value: r[measure] as number }));
   const longest = Math.max(...data.map((d) => Math.min(d.label.length, 24)), 4);
   const node = Plot.plot({
     width: options.width,

@@ -100,6 +100,7 @@ def test_a_conversation_is_renamed_and_found_by_its_title_and_its_text(
     open_chat(page)
     send(page, "Tell me about the migration")
     expect(page.get_by_test_id("assistant-message")).to_contain_text(word)
+    expect(page.get_by_test_id("send")).to_be_visible()
 
     page.get_by_test_id("rename").click()
     title = page.get_by_test_id("rename-input")

@@ -14,8 +14,10 @@ from langchain_core.messages import ToolMessage
 
 from agent.demo.request import DEFAULT_DATASOURCE, Call, Request, parse_json
 
+# Asking for a chart, not talking about a dashboard's charts ("the revenue chart on dashboard 42").
 CHART_WORDS = re.compile(
-    r"\b(chart|graph|plot|visuali[sz]e|draw)\b|график|диаграм|визуализ|нарисуй|построй"
+    r"\bas an? (chart|graph|plot|diagram)\b|\b(chart|graph|plot) of\b|\b(plot|draw|visuali[sz]e)\b"
+    r"|графиком|диаграмм|нарисуй|построй|визуализ|график (выручк|заказ|продаж)"
 )
 MAX_ROWS = 500
 

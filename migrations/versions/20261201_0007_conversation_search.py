@@ -1,16 +1,16 @@
 """conversation search: full-text GIN indexes on titles and message text
 
-Revision ID: 0006_conversation_search
-Revises: 0005_attachments
-Create Date: 2026-11-30
+Revision ID: 0007_conversation_search
+Revises: 0006_workflows
+Create Date: 2026-12-01
 """
 
 from collections.abc import Sequence
 
 from alembic import op
 
-revision: str = "0006_conversation_search"
-down_revision: str | Sequence[str] | None = "0005_attachments"
+revision: str = "0007_conversation_search"
+down_revision: str | Sequence[str] | None = "0006_workflows"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -115,7 +115,7 @@ def test_the_resource_panel_folds_away_below_tablet_width_and_nothing_overflows(
         page.get_by_label("Username").fill("viewer")
         page.get_by_label("Password").fill(PASSWORDS["viewer"])
         page.get_by_role("button", name="Sign in").click()
-        page.get_by_test_id("user").wait_for()
+        page.get_by_test_id("user").wait_for(state="attached")  # in the menu on a phone
         page.goto("/chat")
         toggle = page.get_by_test_id("resources-toggle")
         expect(toggle).to_have_attribute("aria-expanded", "false")

@@ -44,6 +44,9 @@ def test_tool_cards_turn_into_a_check_and_a_cross_with_expandable_details(
     expect(done.locator(".icon.ok")).to_have_text("✓")
     expect(failed.locator(".icon.fail")).to_have_text("✗")
     expect(done.locator("code")).to_have_text("get_dashboard")
+    # A settled card names what the call was, not "Reading the dashboard" any more.
+    expect(done.get_by_test_id("tool-title")).to_have_text("Dashboard details")
+    expect(failed.get_by_test_id("tool-title")).to_have_text("Dashboard details")
 
     done.get_by_role("button").click()
     expect(done.get_by_test_id("tool-details")).to_contain_text("Sales overview")

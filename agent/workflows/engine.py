@@ -98,17 +98,21 @@ class Execution:
         self.outputs: dict[str, Any] = dict(template_context.get("steps", {}))
         self.renderer = Renderer({**template_context, "steps": self.outputs})
         self.extra_prompt = extra_prompt  # selected resources, for llm_call steps
+        self.current: tuple[int, Any] | None = None  # the step under way, if any
 
     async def run(self, *, start: int = 0, approved: Pending | None = None) -> Outcome:
         """Run the steps from `start`; `approved` is the confirmed call of step `start`."""
         for index in range(start, len(self.definition.steps)):
             step = self.definition.steps[index]
             ok = approved if index == start else None
+            self.current = (index, step)
             try:
                 outcome = await self._step(index, step, ok)
             except StepFailure as exc:
+                self.current = None
                 await self._failed(index, step, exc)
                 return Failed(index, step.name, exc.error())
+            self.current = None
             if isinstance(outcome, Paused):
                 return outcome
         try:
@@ -230,6 +234,17 @@ class Execution:
             status=status,
             **fields,
         )
+
+    async def abandon(self, error: dict[str, str]) -> Failed:
+        """The run was cut off from outside (deadline, cancel): the step under way fails with
+        `error` on the timeline and in its row, rather than staying "running" forever."""
+        current, self.current = self.current, None
+        if current is None:
+            return Failed(None, "final_answer", error)
+        index, step = current
+        self.timeline.failed(index, step, error)
+        await self._record(index, step, "failed", error=error, finished_at=now())
+        return Failed(index, step.name, error)
 
     async def _failed(self, index: int, step: Any, exc: StepFailure) -> None:
         self.timeline.failed(index, step, exc.error())

@@ -138,7 +138,9 @@ class WorkflowSession(Session):
             async with asyncio.timeout(self.settings.agent.run_deadline_s):
                 outcome: Outcome = await execution.run(start=start, approved=approved)
         except TimeoutError:
-            outcome = Failed(None, "deadline", {"code": "BUDGET_EXHAUSTED", "message": "time"})
+            outcome = await execution.abandon(
+                {"code": "BUDGET_EXHAUSTED", "message": "the workflow ran out of time"}
+            )
             self.turn.error("BUDGET_EXHAUSTED", "This workflow ran out of time.")
         except asyncio.CancelledError:
             await asyncio.shield(self._stopped_workflow(execution, question, human))
@@ -185,11 +187,12 @@ class WorkflowSession(Session):
         self, execution: Execution, question: str, human: HumanMessage | None
     ) -> None:
         try:
+            error = {"code": "CANCELLED", "message": "The person stopped the workflow."}
+            await execution.abandon(error)
             await self._remember(
                 question, human, f"The workflow {execution.definition.name} was stopped."
             )
             await self._finish()
-            error = {"code": "CANCELLED", "message": "The person stopped the workflow."}
             await self.records.update(execution.execution_id, "cancelled", error=error)
         except Exception:
             log.exception("could not close the stopped workflow %s", execution.execution_id)

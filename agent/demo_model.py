@@ -27,12 +27,18 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from agent.demo import answers, charts, diagnosis
+from agent.demo import answers, charts, diagnosis, workflow
 from agent.demo.plan import steps
 from agent.demo.request import Request, is_russian, remember, text_of
 from agent.demo.routes import Ask, Call, route
+from agent.prompts import WORKFLOW_STEP_ID_PREFIX
 
 CHUNK = re.compile(r"\S+\s*|\s+")
+
+
+def _is_step(messages: Sequence[BaseMessage]) -> bool:
+    """Whether this call is a workflow's `llm_call` step (the engine marks its question so)."""
+    return bool(messages) and str(messages[-1].id or "").startswith(WORKFLOW_STEP_ID_PREFIX)
 
 
 def _tool_call_id() -> str:
@@ -82,9 +88,12 @@ class DemoChatModel(BaseChatModel):
         """A copy that only calls the named tools (routing falls back to help for others)."""
         return self.model_copy(update={"tool_names": tuple(_tool_name(t) for t in tools)})
 
-    def respond(self, messages: Sequence[BaseMessage]) -> AIMessage:
+    def respond(self, messages: Sequence[BaseMessage], *, step: bool = False) -> AIMessage:
         """The whole answer to `messages`: a tool call (the next step of the request), a
-        summary of the results, a question or help."""
+        summary of the results, a question or help; for a workflow's `llm_call` step (`step`),
+        what the step was given."""
+        if step:
+            return AIMessage(content=workflow.respond(messages))
         if diagnosis.is_diagnosis(messages):
             return diagnosis.respond(messages)
         human = _last_human(messages)
@@ -138,7 +147,7 @@ class DemoChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        message = self.respond(messages)
+        message = self.respond(messages, step=_is_step(messages))
         output = json.dumps(message.tool_calls) if message.tool_calls else str(message.content)
         message.usage_metadata = self._usage(messages, output)
         return ChatResult(generations=[ChatGeneration(message=message)])
@@ -150,12 +159,15 @@ class DemoChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return self._generate(messages)
+        message = self.respond(messages, step=_is_step(messages))
+        output = json.dumps(message.tool_calls) if message.tool_calls else str(message.content)
+        message.usage_metadata = self._usage(messages, output)
+        return ChatResult(generations=[ChatGeneration(message=message)])
 
-    def _chunks(self, messages: list[BaseMessage]) -> Iterator[AIMessageChunk]:
+    def _chunks(self, messages: list[BaseMessage], *, step: bool) -> Iterator[AIMessageChunk]:
         """The answer as streaming chunks: text a few words at a time, or one tool-call
         chunk whose JSON arguments arrive in two deltas; usage on the last chunk."""
-        message = self.respond(messages)
+        message = self.respond(messages, step=step)
         if message.tool_calls:
             call = message.tool_calls[0]
             args = json.dumps(call["args"], ensure_ascii=False)
@@ -197,7 +209,7 @@ class DemoChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        for message in self._chunks(messages):
+        for message in self._chunks(messages, step=_is_step(messages)):
             chunk = ChatGenerationChunk(message=message)
             if run_manager:
                 run_manager.on_llm_new_token(str(message.content), chunk=chunk)
@@ -210,7 +222,7 @@ class DemoChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        for index, message in enumerate(self._chunks(messages)):
+        for index, message in enumerate(self._chunks(messages, step=_is_step(messages))):
             if index and self.chunk_delay_s:
                 await asyncio.sleep(self.chunk_delay_s)
             chunk = ChatGenerationChunk(message=message)

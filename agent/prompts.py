@@ -41,6 +41,10 @@ WORKFLOW_STEP_SYSTEM = (
     "the request asks, using only the data given; never invent numbers, tables or log lines."
 )
 
+# The id of a workflow step's question (ids are not sent to the provider): the demo model
+# answers such a call by saying what the step was given.
+WORKFLOW_STEP_ID_PREFIX = "workflow-step:"
+
 FOCUS_PREFIX = "The person is currently looking at: "
 
 

@@ -26,7 +26,7 @@ from agent.backend_client import BackendError
 from agent.context import Context
 from agent.hitl import Pending
 from agent.middleware import describe_llm_error, safe_backend_error
-from agent.prompts import WORKFLOW_STEP_SYSTEM
+from agent.prompts import WORKFLOW_STEP_ID_PREFIX, WORKFLOW_STEP_SYSTEM
 from agent.tools import CONFIRM_TOOLS, describe_call
 from agent.workflows.definitions import Definition, LlmStep, ToolStep
 from agent.workflows.records import Records, now
@@ -209,7 +209,8 @@ class Execution:
         if model is None:
             raise StepFailure("LLM_ERROR", "No language model is configured.")
         text = f"{prompt}\n\n{self.extra_prompt}" if self.extra_prompt else prompt
-        messages = [SystemMessage(content=system), HumanMessage(content=text)]
+        question = HumanMessage(content=text, id=f"{WORKFLOW_STEP_ID_PREFIX}{uuid.uuid4().hex}")
+        messages = [SystemMessage(content=system), question]
         config: RunnableConfig = {
             **self.services.config,
             "run_name": f"workflow:{self.definition.name}:{step.name}",

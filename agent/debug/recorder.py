@@ -112,7 +112,11 @@ def _request(
     if omitted:
         sent = [sent[0], *sent[omitted + 1 :]]
     model = params.get("model") or params.get("model_name") or serialized.get("name")
-    kept = {k: v for k, v in params.items() if k not in PARAMS_LEFT_OUT and not k.startswith("_")}
+    kept = {
+        k: v
+        for k, v in params.items()
+        if k not in PARAMS_LEFT_OUT and not k.startswith("_") and v is not None
+    }
     return {
         "model": str(model) if model else None,
         "params": _bounded(kept),

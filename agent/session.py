@@ -31,6 +31,7 @@ from agent.stream import Turn, apply
 
 log = logging.getLogger(__name__)
 STREAM_MODES: list[StreamMode] = ["messages", "updates", "custom"]
+SAVE_TIMEOUT_S = 5.0  # the debug record's write: the stream ends after it, so keep it short
 
 
 class RunError(Exception):
@@ -284,7 +285,8 @@ class Session:
         )
         try:
             body = self.recorder.record(scrub)
-            await self.client.call(self.context, "PUT", f"/api/debug/{message_id}", json=body)
+            path = f"/api/debug/{message_id}"
+            await self.client.call(self.context, "PUT", path, json=body, timeout=SAVE_TIMEOUT_S)
         except BackendError as exc:
             log.warning("could not store the debug record of message %s: %s", message_id, exc)
 

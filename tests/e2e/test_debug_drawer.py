@@ -25,6 +25,8 @@ def test_the_debug_drawer_shows_each_model_call_of_the_answer(
     login(page)
     page.goto("/chat")
     page.get_by_test_id("new-conversation").click()
+    expect(page.get_by_test_id("resource-panel")).to_be_visible()
+    expect(page.get_by_test_id("composer")).to_be_editable()
     send(page, "Show dashboard 42")
     expect(page.get_by_test_id("assistant-message")).to_have_text(
         "Dashboard 42 is the Sales overview."

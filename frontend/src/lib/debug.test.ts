@@ -4,7 +4,7 @@ import { endsTurn, expandRow, normaliseTurn } from "./protocol";
 import type { DebugCall } from "./api/rest";
 
 const call = (usage: Record<string, unknown> | null): DebugCall => ({
-  request: { model: "m", params: {}, messages: [], tools: [] },
+  request: { model: "m", params: {}, messages: [], tools: [], omitted_messages: 0 },
   response: { content: "", tool_calls: [], finish_reason: "stop", usage },
   timing: { start_time: "2026-12-01T10:00:00Z", end_time: "2026-12-01T10:00:01Z", duration_ms: 1000 },
 });

@@ -51,7 +51,7 @@ def test_the_debug_drawer_shows_each_model_call_of_the_answer(
     expect(sent).to_have_count(len(llm.requests[0]["messages"]))
     sent.last.locator("summary").click()
     expect(sent.last).to_contain_text("Show dashboard 42")
-    calls.nth(0).get_by_test_id("debug-tools").locator("summary").click()
+    calls.nth(0).get_by_test_id("debug-tools").locator("summary").first.click()
     expect(calls.nth(0).get_by_test_id("debug-tools")).to_contain_text("get_dashboard")
     findings = axe_findings(page)
     assert findings == [], findings

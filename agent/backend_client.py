@@ -80,6 +80,10 @@ class BackendClient:
             self._service_token_expiry = time.monotonic() + float(body["expires_in"])
             return self._service_token
 
+    def current_service_token(self) -> str | None:
+        """The cached service JWT, if any (so a debug record can be scrubbed of it)."""
+        return self._service_token
+
     async def request(
         self,
         method: str,

@@ -73,6 +73,8 @@ class DemoChatModel(BaseChatModel):
     """Pause between streamed chunks (0 in tests; a little makes a demo look alive)."""
     tool_names: tuple[str, ...] | None = None
     """The tools bound with bind_tools; None until bound (then every routed tool is allowed)."""
+    tool_specs: tuple[dict[str, Any], ...] = ()
+    """Their definitions in the OpenAI format (what a debug record shows as offered)."""
 
     @property
     def _llm_type(self) -> str:
@@ -86,7 +88,15 @@ class DemoChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Runnable[LanguageModelInput, AIMessage]:
         """A copy that only calls the named tools (routing falls back to help for others)."""
-        return self.model_copy(update={"tool_names": tuple(_tool_name(t) for t in tools)})
+        specs = tuple(convert_to_openai_tool(t) for t in tools)
+        return self.model_copy(
+            update={"tool_names": tuple(_tool_name(t) for t in tools), "tool_specs": specs}
+        )
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        """The invocation parameters callbacks see: the model's name and the bound tools."""
+        return {"model_name": "agent-chat-demo", "tools": list(self.tool_specs)}
 
     def respond(self, messages: Sequence[BaseMessage], *, step: bool = False) -> AIMessage:
         """The whole answer to `messages`: a tool call (the next step of the request), a

@@ -21,6 +21,8 @@ from agent import hitl, inputs, resources
 from agent.backend_client import BackendClient, BackendError
 from agent.config import Settings
 from agent.context import Context
+from agent.debug.recorder import CallRecorder
+from agent.debug.scrub import Scrubber
 from agent.documents import DocumentError, PreparedAttachments, prepare_attachments, store
 from agent.graph import Agent, recursion_limit
 from agent.lease import Lease
@@ -29,6 +31,7 @@ from agent.stream import Turn, apply
 
 log = logging.getLogger(__name__)
 STREAM_MODES: list[StreamMode] = ["messages", "updates", "custom"]
+SAVE_TIMEOUT_S = 5.0  # the debug record's write: the stream ends after it, so keep it short
 
 
 class RunError(Exception):
@@ -66,9 +69,11 @@ class Session:
         self.context = context
         self.submit = submit
         self.lease = lease
+        self.recorder = CallRecorder()  # every model call of the turn, for its debug record
         self.config: RunnableConfig = {
             "configurable": {"thread_id": context.conversation_id},
             "recursion_limit": recursion_limit(settings),
+            "callbacks": [self.recorder],
         }
         self.human: HumanMessage | None = None
         self.writes: list[asyncio.Task[Any]] = []
@@ -263,6 +268,27 @@ class Session:
         if self.turn.entries:
             content, metadata = self.record()
             self.message_id = await self.append("assistant", content, metadata)
+        if self.message_id is not None:
+            self.turn.identify(self.message_id)  # the final value shows it before the write
+            await self._save_calls(self.message_id)
+
+    async def _save_calls(self, message_id: int) -> None:
+        """Write the turn's debug record (one request); a failure is logged, never shown."""
+        settings = self.settings
+        scrub = Scrubber(
+            (
+                *(s.get_secret_value() for s in (settings.llm_api_key, settings.jwt_secret) if s),
+                *(s.get_secret_value() for s in (settings.agent_client_secret,) if s),
+                self.context.user_token,
+                self.client.current_service_token(),
+            )
+        )
+        try:
+            body = self.recorder.record(scrub)
+            path = f"/api/debug/{message_id}"
+            await self.client.call(self.context, "PUT", path, json=body, timeout=SAVE_TIMEOUT_S)
+        except BackendError as exc:
+            log.warning("could not store the debug record of message %s: %s", message_id, exc)
 
 
 def _answering(mode: str, data: Any) -> bool:

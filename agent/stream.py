@@ -65,6 +65,7 @@ class Turn:
         self.changed = asyncio.Event()
         self.urgent = asyncio.Event()  # a card changed: show it now, do not coalesce
         self.finished = False
+        self.message_id: int | None = None  # the assistant history row, once it is saved
         self._text_open = False  # the last entry holds the text of an unfinished model call
         self._text_id: str | None = None  # ... of this model call
         self._cards: dict[str, int] = {}
@@ -183,6 +184,11 @@ class Turn:
         """The outcome of a diagnosis run (metadata type `diagnosis`)."""
         self._add(content, metadata)
 
+    def identify(self, message_id: int) -> None:
+        """Every message from now on carries `metadata.message_id` (its debug record's key)."""
+        self.message_id = message_id
+        self._touch()
+
     def finish(self) -> None:
         self.finished = True
         self.changed.set()
@@ -193,8 +199,9 @@ class Turn:
         return self.entries[-1].content if self._text_open else ""
 
     def snapshot(self) -> list[dict[str, Any]]:
+        extra = {} if self.message_id is None else {"message_id": self.message_id}
         return [
-            {"role": "assistant", "content": e.content, "metadata": dict(e.metadata)}
+            {"role": "assistant", "content": e.content, "metadata": {**e.metadata, **extra}}
             for e in self.entries
         ]
 

@@ -19,6 +19,7 @@ from backend.conversations.router import router as conversations_router
 from backend.dashboards.router import router as dashboards_router
 from backend.datasources.engines import dispose_all as dispose_datasource_engines
 from backend.datasources.router import router as datasources_router
+from backend.debug.router import router as debug_router
 from backend.errors import ServiceUnavailable, install_handlers, install_openapi
 from backend.knowledge.router import router as knowledge_router
 from backend.oplogs.router import router as oplogs_router
@@ -39,6 +40,7 @@ ROUTERS = (
     oplogs_router,
     knowledge_router,
     workflows_router,
+    debug_router,
 )
 
 

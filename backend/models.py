@@ -7,6 +7,7 @@ from backend.conversations import models as conversation_models
 from backend.dashboards import models as dashboard_models
 from backend.datasources import models as datasource_models
 from backend.db import Base
+from backend.debug import models as debug_models
 from backend.knowledge import models as knowledge_models
 from backend.oplogs import models as oplog_models
 from backend.storage import models as storage_models
@@ -20,6 +21,7 @@ __all__ = [
     "conversation_models",
     "dashboard_models",
     "datasource_models",
+    "debug_models",
     "knowledge_models",
     "oplog_models",
     "storage_models",

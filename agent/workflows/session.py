@@ -105,7 +105,10 @@ class WorkflowSession(Session):
             model=self.model,
             context=self.context,
             records=self.records,
-            config={"configurable": {"thread_id": self.context.conversation_id}},
+            config={
+                "configurable": {"thread_id": self.context.conversation_id},
+                "callbacks": [self.recorder],
+            },
         )
         template_context = {
             "input": {k: request.get(k) for k in ("text", "files", "tables", "focus", "lang")},

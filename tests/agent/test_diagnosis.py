@@ -246,6 +246,8 @@ def test_the_turn_is_stored_like_any_other_with_the_diagnosis_in_its_parts(
     assert (question["role"], question["content"]) == ("user", QUESTION)
     assert question["metadata"] == {"mode": "diagnose"}
     assert turn["role"] == "assistant" and turn["metadata"]["mode"] == "diagnose"
+    # the final value is the stored parts, each carrying the row's id (metadata.message_id)
+    assert {m["metadata"].pop("message_id") for m in outputs[-1]} == {turn["id"]}
     assert turn["metadata"]["parts"] == outputs[-1]
     assert turn["metadata"]["diagnosis"]["query"] == QUESTION
     assert turn["content"].startswith("Diagnosis: Chart SQL selects a renamed column")

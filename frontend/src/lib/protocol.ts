@@ -146,6 +146,8 @@ export interface ChatItem {
   files?: string[];
   /** The files and tables selected for a user message (metadata.resources). */
   resources?: ResourceRef[];
+  /** The assistant history row of the turn (metadata.message_id): its debug record's key. */
+  messageId?: number;
 }
 
 const KNOWN_TYPES = new Set([
@@ -176,11 +178,13 @@ export function normaliseItem(value: unknown, role = "assistant"): ChatItem {
   if (!isRecord(value)) return { role, content: asText(value), metadata: {} };
   const meta = isRecord(value.metadata) ? value.metadata : {};
   const type = typeof meta.type === "string" && KNOWN_TYPES.has(meta.type) ? meta.type : undefined;
-  return {
+  const item: ChatItem = {
     role: typeof value.role === "string" ? value.role : role,
     content: asText(value.content),
     metadata: (type ? meta : {}) as Metadata,
   };
+  if (typeof meta.message_id === "number") item.messageId = meta.message_id;
+  return item;
 }
 
 /** A streamed value (a list of message dicts, one dict, or bare text) as a list of items. */
@@ -192,9 +196,18 @@ export function normaliseTurn(value: unknown): ChatItem[] {
 
 /** A history row (one per user message; one per assistant turn, its messages under
  * metadata.parts) as the items the stream showed. */
-export function expandRow(row: { role: string; content: string; metadata: unknown }): ChatItem[] {
+export function expandRow(row: {
+  id?: number;
+  role: string;
+  content: string;
+  metadata: unknown;
+}): ChatItem[] {
   const meta = isRecord(row.metadata) ? row.metadata : {};
-  if (row.role === "assistant" && Array.isArray(meta.parts)) return normaliseTurn(meta.parts);
+  if (row.role === "assistant" && Array.isArray(meta.parts)) {
+    const items = normaliseTurn(meta.parts);
+    if (typeof row.id === "number") for (const item of items) item.messageId = row.id;
+    return items;
+  }
   const item = normaliseItem(row, row.role);
   if (isRecord(meta.resources)) item.resources = resourcesOf(meta.resources);
   if (Array.isArray(meta.attachments)) {
@@ -246,6 +259,12 @@ export function collapseToolUpdates(items: ChatItem[]): ChatItem[] {
     out.push(item);
   }
   return out;
+}
+
+/** Whether `items[index]` ends its turn: the next item belongs to another history row. */
+export function endsTurn(items: ChatItem[], index: number): boolean {
+  const id = items[index]?.messageId;
+  return id !== undefined && items[index + 1]?.messageId !== id;
 }
 
 /** The confirmation still waiting for an answer: the last message asks for one. */

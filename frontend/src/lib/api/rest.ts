@@ -6,6 +6,8 @@ export type Conversation = Schemas["ConversationRead"];
 export type ConversationHit = Schemas["ConversationListItem"];
 export type HistoryMessage = Schemas["MessageRead"];
 export type LoginResult = Schemas["LoginResponse"];
+export type DebugRecord = Schemas["DebugRecordRead"];
+export type DebugCall = Schemas["DebugCall"];
 
 export async function login(username: string, password: string): Promise<LoginResult> {
   return unwrap(await http.POST("/api/auth/login", { body: { username, password } }));
@@ -124,4 +126,10 @@ export async function chartData(dashboardId: number, chartKey: string): Promise<
   return unwrap(
     await http.GET("/api/dashboards/{dashboard_id}/charts/{chart_key}/data", { params: { path } }),
   );
+}
+
+/** Every model call of the turn stored in assistant row `messageId` (owner only). */
+export async function debugRecord(messageId: number): Promise<DebugRecord> {
+  const path = { message_id: messageId };
+  return unwrap(await http.GET("/api/debug/{message_id}", { params: { path } }));
 }

@@ -654,6 +654,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/debug/{message_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get
+         * @description Every model call of that turn, as sent and received, credentials removed (owner only).
+         */
+        get: operations["get_api_debug__message_id__get"];
+        /**
+         * Put
+         * @description Store the turn's calls (agent service, on behalf of the conversation's owner).
+         */
+        put: operations["put_api_debug__message_id__put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/knowledge/articles": {
         parameters: {
             query?: never;
@@ -1214,6 +1238,78 @@ export interface components {
              */
             updated_at: string;
         };
+        /** CallRequest */
+        CallRequest: {
+            /**
+             * Messages
+             * @description Chat-completions messages as sent, system prompt and injected context included
+             */
+            messages: {
+                [key: string]: unknown;
+            }[];
+            /**
+             * Model
+             * @description The model name sent to the provider
+             */
+            model: string | null;
+            /**
+             * Omitted Messages
+             * @description Earlier messages left out
+             * @default 0
+             */
+            omitted_messages: number;
+            /**
+             * Params
+             * @description Invocation parameters (temperature, stream, ...)
+             */
+            params: {
+                [key: string]: unknown;
+            };
+            /**
+             * Tools
+             * @description Tool definitions offered (empty: none)
+             */
+            tools: {
+                [key: string]: unknown;
+            }[];
+        };
+        /** CallResponse */
+        CallResponse: {
+            /**
+             * Content
+             * @description The answer's text (or content blocks)
+             */
+            content: unknown;
+            /**
+             * Error
+             * @description {type, message} of a failure
+             */
+            error?: {
+                [key: string]: unknown;
+            } | null;
+            /** Finish Reason */
+            finish_reason?: string | null;
+            /** Tool Calls */
+            tool_calls?: {
+                [key: string]: unknown;
+            }[];
+            /** Usage */
+            usage?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        /** CallTiming */
+        CallTiming: {
+            /** Duration Ms */
+            duration_ms: number | null;
+            /** End Time */
+            end_time: string | null;
+            /**
+             * Start Time
+             * Format: date-time
+             */
+            start_time: string;
+        };
         /**
          * Chart
          * @description One chart: the SQL it runs on a datasource and the columns it needs back.
@@ -1516,6 +1612,47 @@ export interface components {
             dialect: string;
             /** Name */
             name: string;
+        };
+        /** DebugCall */
+        DebugCall: {
+            request: components["schemas"]["CallRequest"];
+            response: components["schemas"]["CallResponse"];
+            /**
+             * Run Id
+             * @description The diagnosis run of this call
+             */
+            run_id?: string | null;
+            /**
+             * Source
+             * @description Which part made it, e.g. workflow:x:y
+             */
+            source?: string | null;
+            timing: components["schemas"]["CallTiming"];
+        };
+        /** DebugRecordRead */
+        DebugRecordRead: {
+            /** Calls */
+            calls: components["schemas"]["DebugCall"][];
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Dropped Calls */
+            dropped_calls: number;
+            /** Message Id */
+            message_id: number;
+        };
+        /** DebugRecordWrite */
+        DebugRecordWrite: {
+            /** Calls */
+            calls: components["schemas"]["DebugCall"][];
+            /**
+             * Dropped Calls
+             * @description Calls past the bounds, not kept
+             * @default 0
+             */
+            dropped_calls: number;
         };
         /** DefinitionList */
         DefinitionList: {
@@ -4628,6 +4765,123 @@ export interface operations {
             };
             /** @description Error */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_api_debug__message_id__get: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path: {
+                /** @description The assistant history row */
+                message_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DebugRecordRead"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    put_api_debug__message_id__put: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path: {
+                /** @description The assistant history row */
+                message_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DebugRecordWrite"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DebugRecordRead"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -139,8 +139,8 @@ class Runner:
 
     async def _check_and_lease(self, context: Context, submit: inputs.Submit) -> Lease:
         """Take the conversation's lease; the backend checks ownership in the same call (someone
-        else's conversation is 404) and reports whether it is archived, so a run needs one
-        round trip before its first model call. An archived conversation is given back."""
+        else's conversation is 404) and refuses an archived one, so a run needs one round trip
+        before its first model call."""
         lease = Lease(self.client, context, ttl_s=self.settings.agent.lease_ttl_s)
         try:
             await lease.acquire(wait_s=self.settings.agent.confirm_wait_s if submit.action else 0)
@@ -148,6 +148,12 @@ class Runner:
             message = "This conversation is busy with another run."
             raise RunError("CONVERSATION_BUSY", message) from exc
         except BackendError as exc:
+            if exc.code == "CONVERSATION_ARCHIVED":
+                if submit.action:
+                    raise RunError("CHECKPOINT_EXPIRED", "This conversation was archived.") from exc
+                raise RunError(
+                    "CONVERSATION_ARCHIVED", "This conversation is archived; restore it first."
+                ) from exc
             if exc.status in (404, 422):
                 raise RunError("NOT_FOUND", "Conversation not found.") from exc
             if exc.status == 401:
@@ -155,11 +161,4 @@ class Runner:
             raise RunError(
                 "BACKEND_UNAVAILABLE", "The platform is not answering; try again."
             ) from exc
-        if lease.archived:
-            await asyncio.shield(lease.release())
-            if submit.action:
-                raise RunError("CHECKPOINT_EXPIRED", "This conversation was archived.")
-            raise RunError(
-                "CONVERSATION_ARCHIVED", "This conversation is archived; restore it first."
-            )
         return lease

@@ -28,7 +28,6 @@ def _slow_user(sql: psycopg.Connection, password: str) -> dict[str, str]:
         " VALUES (%s, %s, %s, ARRAY['viewer'], true, now(), now())",
         (uuid.uuid4(), username, SLOW.hash(password)),
     )
-    sql.commit()
     return {"path": "/api/auth/login", "username": username, "password": password}
 
 
@@ -39,7 +38,6 @@ def _slow_client(sql: psycopg.Connection, secret: str) -> dict[str, str]:
         " created_at, updated_at) VALUES (%s, %s, %s, 'slow test client', true, now(), now())",
         (uuid.uuid4(), client_id, SLOW.hash(secret)),
     )
-    sql.commit()
     return {"path": "/api/auth/service-token", "client_id": client_id, "client_secret": secret}
 
 

@@ -54,7 +54,8 @@ export interface paths {
         get?: never;
         /**
          * Acquire Lease
-         * @description Take or renew the run lease (agent service); 409 CONVERSATION_BUSY when another holds it.
+         * @description Take or renew the run lease (agent service); 409 CONVERSATION_BUSY when another holds it,
+         *     409 CONVERSATION_ARCHIVED when the conversation is archived.
          */
         put: operations["acquire_lease_api_agent_conversations__conversation_id__lease_put"];
         post?: never;
@@ -108,7 +109,8 @@ export interface paths {
         post?: never;
         /**
          * Archive
-         * @description Archive the conversation and clear its agent checkpoints.
+         * @description Archive the conversation and delete its agent checkpoints; 409 CONVERSATION_BUSY while a
+         *     run holds it (nothing changes: archive again when the reply has ended).
          */
         delete: operations["archive_api_assistant_conversations__conversation_id__delete"];
         options?: never;
@@ -1868,11 +1870,6 @@ export interface components {
             expires_at: string;
             /** Holder */
             holder: string;
-            /**
-             * Is Archived
-             * @description The conversation's state, so one call tells both
-             */
-            is_archived: boolean;
         };
         /** LeaseRequest */
         LeaseRequest: {
@@ -2392,7 +2389,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2443,7 +2440,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2516,7 +2513,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2576,7 +2573,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Validation Error */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2623,7 +2620,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2667,7 +2664,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2718,7 +2715,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2767,7 +2764,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2822,7 +2828,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2877,7 +2883,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2959,7 +2965,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3011,7 +3017,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3066,7 +3072,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3139,7 +3145,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3190,7 +3196,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3250,7 +3256,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3292,7 +3298,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3332,7 +3338,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Validation Error */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3374,7 +3380,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3434,7 +3440,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3498,7 +3504,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3567,7 +3573,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3628,7 +3634,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3688,7 +3694,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3748,7 +3754,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3821,7 +3827,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3885,7 +3891,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3959,7 +3965,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4032,7 +4038,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4095,7 +4101,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4159,7 +4165,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4220,7 +4226,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4269,7 +4275,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Validation Error */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4330,7 +4336,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Validation Error */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4402,7 +4408,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4476,7 +4482,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4546,7 +4552,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Validation Error */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4617,7 +4623,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4680,7 +4686,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4740,7 +4746,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4796,7 +4802,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4860,7 +4866,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4914,7 +4920,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5002,7 +5008,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5065,7 +5071,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5125,7 +5131,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5174,7 +5180,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Validation Error */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5245,7 +5251,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5296,7 +5302,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5369,7 +5375,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5443,7 +5449,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;

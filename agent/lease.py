@@ -36,6 +36,9 @@ class Lease:
         self.ttl_s = ttl_s
         self.holder = f"{PROCESS_ID}:{uuid.uuid4().hex[:12]}"[-128:]
         self.lost = False
+        # A renewal found the conversation archived: this run had stalled past its lease, the
+        # archive went through and deleted the thread, so the run must delete what it writes.
+        self.archived = False
         self._path = f"/api/agent/conversations/{context.conversation_id}/lease"
         self._heartbeat: asyncio.Task[None] | None = None
 
@@ -72,6 +75,7 @@ class Lease:
                 log.warning("lease renewal failed for %s: %s", self._path, exc)
                 if exc.status == 409:  # another holder, or the conversation was archived
                     self.lost = True
+                    self.archived = exc.code == "CONVERSATION_ARCHIVED"
                     return
 
     async def release(self) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from agent import inputs, modes
 from agent.auth import AuthError, bearer_token, verify_user
@@ -136,6 +137,15 @@ class Runner:
             ).run()
         finally:
             await asyncio.shield(lease.release())
+            if lease.archived:
+                await asyncio.shield(self._delete_thread(context.conversation_id))
+
+    async def _delete_thread(self, thread_id: str) -> None:
+        """Delete the thread of a conversation archived while this run had stalled past its
+        lease: the archive deleted the thread before this run's last checkpoints (FR-029)."""
+        saver = self.agent.checkpointer
+        if isinstance(saver, BaseCheckpointSaver):
+            await saver.adelete_thread(thread_id)
 
     async def _check_and_lease(self, context: Context, submit: inputs.Submit) -> Lease:
         """Take the conversation's lease; the backend checks ownership in the same call (someone

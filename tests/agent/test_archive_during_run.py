@@ -43,3 +43,28 @@ def test_archive_is_refused_while_a_run_streams_and_clears_the_thread_once_it_en
     assert checkpoint_rows(sql, cid) == NONE_LEFT
     runs = "SELECT count(*) FROM agent_runs WHERE conversation_id = %s"
     assert scalar(sql, runs, cid) == 0
+
+
+def test_a_run_stalled_past_its_lease_learns_of_the_archive_and_leaves_no_checkpoint(
+    chat, tokens, conversation, fake_llm, api, sql
+):
+    """The lease expired under a live run (as when its process stalls): the archive goes
+    through, the run's next renewal is refused, and it deletes what it wrote since."""
+    cid = conversation()
+    headers = bearer(tokens["admin"])
+    fake_llm.enqueue({"tokens": 200, "delay_ms": 50})
+    job = chat.submit(tokens["admin"], cid, "Tell me a very long story")
+    wait_for(job, lambda m: "t2" in text_of(m))
+    sql.execute(
+        "UPDATE agent_runs SET expires_at = now() - interval '1 second' WHERE conversation_id = %s",
+        (cid,),
+    )
+
+    archived = api.delete(f"/api/assistant/conversations/{cid}", headers=headers)
+    assert archived.status_code == 204, archived.text
+
+    outputs = collect(job)
+    assert error_code(outputs) == "CONVERSATION_ARCHIVED"
+    assert "t199" not in text_of(outputs[-1])
+    wait_inactive(api, tokens["admin"], cid)
+    assert checkpoint_rows(sql, cid) == NONE_LEFT

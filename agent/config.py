@@ -67,7 +67,10 @@ class WorkflowSettings(BaseModel):
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_nested_delimiter="__", extra="ignore")
+    # hide_input_in_errors: a refused configuration must not echo secrets (LLM_API_KEY, ...).
+    model_config = SettingsConfigDict(
+        env_nested_delimiter="__", extra="ignore", hide_input_in_errors=True
+    )
 
     env: Literal["development", "production"] = "development"
     data_dir: Path = Path(".data")
@@ -105,7 +108,10 @@ class Settings(BaseSettings):
             secret = self.jwt_secret.get_secret_value() if self.jwt_secret else ""
             client = self.agent_client_secret.get_secret_value() if self.agent_client_secret else ""
             if not secret or secret == DEV_JWT_SECRET or len(secret) < 32:
-                raise ValueError("refusing to start in production: JWT_SECRET must be set")
+                raise ValueError(
+                    "refusing to start in production: JWT_SECRET must be set to a random value"
+                    " of at least 32 characters"
+                )
             if not client or client == DEV_AGENT_CLIENT_SECRET:
                 raise ValueError("refusing to start in production: AGENT_CLIENT_SECRET must be set")
         else:

@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 
 PROCESS_ID = f"{socket.gethostname()}:{os.getpid()}"
 RETRY_INTERVAL_S = 0.1
+BUSY = "CONVERSATION_BUSY"
 
 
 class Busy(Exception):
@@ -35,25 +36,27 @@ class Lease:
         self.ttl_s = ttl_s
         self.holder = f"{PROCESS_ID}:{uuid.uuid4().hex[:12]}"[-128:]
         self.lost = False
-        self.archived = False  # the conversation's state, as the backend reported with the lease
+        # A renewal found the conversation archived: this run had stalled past its lease, the
+        # archive went through and deleted the thread, so the run must delete what it writes.
+        self.archived = False
         self._path = f"/api/agent/conversations/{context.conversation_id}/lease"
         self._heartbeat: asyncio.Task[None] | None = None
 
     async def _put(self) -> None:
-        body = await self.client.call(
+        await self.client.call(
             self.context, "PUT", self._path, json={"holder": self.holder, "ttl_s": self.ttl_s}
         )
-        self.archived = bool(body.get("is_archived")) if isinstance(body, dict) else False
 
     async def acquire(self, *, wait_s: float = 0.0) -> None:
-        """Take the lease, retrying for up to `wait_s` while another run holds it; else Busy."""
+        """Take the lease, retrying for up to `wait_s` while another run holds it; else Busy.
+        An archived conversation is the BackendError CONVERSATION_ARCHIVED (no lease taken)."""
         deadline = time.monotonic() + wait_s
         while True:
             try:
                 await self._put()
                 break
             except BackendError as exc:
-                if exc.status != 409:
+                if exc.code != BUSY:
                     raise
                 if time.monotonic() >= deadline:
                     raise Busy() from exc
@@ -70,8 +73,9 @@ class Lease:
                 await self._put()
             except BackendError as exc:
                 log.warning("lease renewal failed for %s: %s", self._path, exc)
-                if exc.status == 409:
+                if exc.status == 409:  # another holder, or the conversation was archived
                     self.lost = True
+                    self.archived = exc.code == "CONVERSATION_ARCHIVED"
                     return
 
     async def release(self) -> None:

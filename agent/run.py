@@ -15,6 +15,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from agent import inputs, modes
 from agent.auth import AuthError, bearer_token, verify_user
@@ -136,11 +137,20 @@ class Runner:
             ).run()
         finally:
             await asyncio.shield(lease.release())
+            if lease.archived:
+                await asyncio.shield(self._delete_thread(context.conversation_id))
+
+    async def _delete_thread(self, thread_id: str) -> None:
+        """Delete the thread of a conversation archived while this run had stalled past its
+        lease: the archive deleted the thread before this run's last checkpoints (FR-029)."""
+        saver = self.agent.checkpointer
+        if isinstance(saver, BaseCheckpointSaver):
+            await saver.adelete_thread(thread_id)
 
     async def _check_and_lease(self, context: Context, submit: inputs.Submit) -> Lease:
         """Take the conversation's lease; the backend checks ownership in the same call (someone
-        else's conversation is 404) and reports whether it is archived, so a run needs one
-        round trip before its first model call. An archived conversation is given back."""
+        else's conversation is 404) and refuses an archived one, so a run needs one round trip
+        before its first model call."""
         lease = Lease(self.client, context, ttl_s=self.settings.agent.lease_ttl_s)
         try:
             await lease.acquire(wait_s=self.settings.agent.confirm_wait_s if submit.action else 0)
@@ -148,6 +158,12 @@ class Runner:
             message = "This conversation is busy with another run."
             raise RunError("CONVERSATION_BUSY", message) from exc
         except BackendError as exc:
+            if exc.code == "CONVERSATION_ARCHIVED":
+                if submit.action:
+                    raise RunError("CHECKPOINT_EXPIRED", "This conversation was archived.") from exc
+                raise RunError(
+                    "CONVERSATION_ARCHIVED", "This conversation is archived; restore it first."
+                ) from exc
             if exc.status in (404, 422):
                 raise RunError("NOT_FOUND", "Conversation not found.") from exc
             if exc.status == 401:
@@ -155,11 +171,4 @@ class Runner:
             raise RunError(
                 "BACKEND_UNAVAILABLE", "The platform is not answering; try again."
             ) from exc
-        if lease.archived:
-            await asyncio.shield(lease.release())
-            if submit.action:
-                raise RunError("CHECKPOINT_EXPIRED", "This conversation was archived.")
-            raise RunError(
-                "CONVERSATION_ARCHIVED", "This conversation is archived; restore it first."
-            )
         return lease

@@ -217,6 +217,9 @@ class Session:
                     pending.extend(apply(self.turn, mode, data))
                     if self.deferred and _answering(mode, data):
                         self.start_writes()
+                    if self.lease.archived:
+                        message = "This conversation was archived during the reply."
+                        raise RunError("CONVERSATION_ARCHIVED", message)
                     if self.lease.lost:
                         raise RunError("CONVERSATION_BUSY", "Another run took this conversation.")
         except LlmError as exc:

@@ -12,6 +12,8 @@ import sys
 import time
 from collections.abc import Sequence
 
+from pydantic import ValidationError
+
 from agent_chat import evaluate, frontend
 from backend.config import Settings
 from backend.pgembed import resolve_database_url
@@ -130,6 +132,18 @@ def _supervise(children: list[subprocess.Popen[bytes]]) -> int:
     return 0 if stop else 1
 
 
+def refusal(exc: ValidationError) -> str:
+    """A refused configuration on one line: each problem by its variable, never a value."""
+    fields: list[str] = []
+    rules: list[str] = []
+    for error in exc.errors(include_url=False, include_context=False, include_input=False):
+        message = error["msg"].removeprefix("Value error, ")
+        name = "__".join(str(part) for part in error["loc"]).upper()
+        (fields if name else rules).append(f"{name}: {message}" if name else message)
+    problems = "; ".join(rules + fields)
+    return f"invalid configuration: {problems}" if fields else problems
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agent-chat", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -162,6 +176,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
+    except ValidationError as exc:  # before ValueError, its base: one line, no input values
+        print(f"agent-chat: {refusal(exc)}", file=sys.stderr)
+        return 2
     except (ValueError, frontend.FrontendError) as exc:  # refused config, or no Node.js
         print(f"agent-chat: {exc}", file=sys.stderr)
         return 2

@@ -102,9 +102,32 @@ def envelope(
 
 def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI `responses=` entries documenting the error envelope for these statuses."""
-    return {
-        s: {"model": ErrorResponse, "description": _HTTP_CODES.get(s, "Error")} for s in statuses
+    return {s: {"model": ErrorResponse, "description": _description(s)} for s in statuses}
+
+
+def _description(status: int) -> str:
+    return _INVALID_DESCRIPTION if status == 422 else _HTTP_CODES.get(status, "Error")
+
+
+# FastAPI answers a body it cannot decode (bytes that are not UTF-8, JSON nested past the
+# parser's depth, a broken multipart form) with this 400, while a body that is not JSON at all is
+# already a 422 `json_invalid`: both become that one documented 422.
+_UNPARSEABLE_BODY = "There was an error parsing the body"
+_INVALID_DESCRIPTION = (
+    "INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed "
+    "(not JSON, not UTF-8, a broken form); `details.errors` lists each problem"
+)
+
+
+def _unparseable(exc: Exception) -> JSONResponse:
+    cause = exc.__cause__
+    reason = type(cause).__name__ if cause is not None else "unparseable"
+    error = {
+        "loc": ["body"],
+        "msg": f"The body cannot be parsed ({reason})",
+        "type": "json_invalid",
     }
+    return envelope(422, "INVALID_INPUT", "Request is invalid", {"errors": [error]})
 
 
 def install_handlers(app: FastAPI) -> None:
@@ -123,6 +146,8 @@ def install_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400 and exc.detail == _UNPARSEABLE_BODY:
+            return _unparseable(exc)
         code = _HTTP_CODES.get(exc.status_code, "HTTP_ERROR")
         return envelope(exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {}))
 
@@ -173,11 +198,20 @@ def _envelope_for_validation(schema: dict[str, Any]) -> None:
         generated = ErrorResponse.model_json_schema(ref_template="#/components/schemas/{model}")
         components.update(generated.pop("$defs", {}))
         components["ErrorResponse"] = generated
+    invalid = {
+        "description": _INVALID_DESCRIPTION,
+        "content": {"application/json": {"schema": {"$ref": _ENVELOPE_REF}}},
+    }
     for item in schema.get("paths", {}).values():
         for operation in item.values():
-            content = operation.get("responses", {}).get("422", {}).get("content", {})
+            responses = operation.setdefault("responses", {})
+            content = responses.get("422", {}).get("content", {})
             body = content.get("application/json", {})
             if body.get("schema", {}).get("$ref") == _DEFAULT_422:
                 body["schema"] = {"$ref": _ENVELOPE_REF}
+            if "422" in responses:
+                responses["422"]["description"] = _INVALID_DESCRIPTION
+            elif "requestBody" in operation:  # every body can be malformed
+                responses["422"] = invalid
     for name in ("HTTPValidationError", "ValidationError"):
         components.pop(name, None)

@@ -15,6 +15,7 @@ from backend.audit.router import router as audit_router
 from backend.auth.router import router as auth_router
 from backend.config import Settings
 from backend.conversations.attachments import router as attachments_router
+from backend.conversations.checkpoints import Checkpoints
 from backend.conversations.router import router as conversations_router
 from backend.dashboards.router import router as dashboards_router
 from backend.datasources.engines import dispose_all as dispose_datasource_engines
@@ -67,6 +68,7 @@ def create_app(settings: Settings) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.settings = settings
+    app.state.checkpoints = Checkpoints(settings.database_url)
     # A bad workflow file stops the start here, naming the file and the field.
     app.state.workflows = workflow_loader.load(settings.workflow_folder)
     install_handlers(app)

@@ -93,7 +93,7 @@ class Outcome:
 async def one_stream(http: httpx.AsyncClient, target: Target, conversation_id: str) -> Outcome:
     """Send one message; time until the first token arrives; check the stream completes."""
     session = uuid.uuid4().hex
-    data: list[Any] = [{"text": "hello", "files": []}, [], conversation_id, "", ""]
+    data: list[Any] = [{"text": "hello", "files": []}, [], conversation_id, "", "", ""]
     payload = {
         "data": data[: target.inputs],
         "fn_index": target.fn_index,

@@ -27,7 +27,8 @@ async def login(
 ) -> LoginResponse:
     """Check the password; audit success and failure alike; one message for every failure."""
     user = await session.scalar(select(User).where(User.username == username))
-    ok = tokens.verify_secret(user.password_hash if user else None, password)
+    await session.commit()  # hand the connection back to the pool while argon2 runs
+    ok = await tokens.verify_secret(user.password_hash if user else None, password)
     if user is None or not ok or not user.is_active:
         audit.record(
             session=session,
@@ -64,7 +65,8 @@ async def service_token(
     request_id: str | None,
 ) -> TokenResponse:
     client = await session.scalar(select(ServiceClient).where(ServiceClient.client_id == client_id))
-    ok = tokens.verify_secret(client.secret_hash if client else None, client_secret)
+    await session.commit()  # as in login: no pooled connection held during the check
+    ok = await tokens.verify_secret(client.secret_hash if client else None, client_secret)
     outcome = "success" if client is not None and ok and client.is_active else "failure"
     audit.record(
         session=session,
@@ -85,7 +87,7 @@ async def service_token(
 async def create_user(*, session: AsyncSession, actor: Principal, data: UserCreate) -> User:
     user = User(
         username=data.username,
-        password_hash=tokens.hash_secret(data.password),
+        password_hash=await tokens.hash_secret(data.password),
         roles=sorted({r.value for r in data.roles}),
     )
     session.add(user)
@@ -114,8 +116,8 @@ async def upsert_user(
     if user is None:
         user = User(username=username, password_hash="", roles=roles)
         session.add(user)
-    if not tokens.verify_secret(user.password_hash or None, password):
-        user.password_hash = tokens.hash_secret(password)
+    if not await tokens.verify_secret(user.password_hash or None, password):
+        user.password_hash = await tokens.hash_secret(password)
     user.roles, user.is_active = roles, True
     return user
 
@@ -125,6 +127,6 @@ async def upsert_service_client(*, session: AsyncSession, client_id: str, secret
     if client is None:
         client = ServiceClient(client_id=client_id, secret_hash="", description="The agent service")
         session.add(client)
-    if not tokens.verify_secret(client.secret_hash or None, secret):
-        client.secret_hash = tokens.hash_secret(secret)
+    if not await tokens.verify_secret(client.secret_hash or None, secret):
+        client.secret_hash = await tokens.hash_secret(secret)
     client.is_active = True

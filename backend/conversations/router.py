@@ -5,9 +5,10 @@ from __future__ import annotations
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response, status
+from fastapi import APIRouter, Depends, Query, Request, Response, status
 
 from backend.conversations import search, service
+from backend.conversations.checkpoints import Checkpoints
 from backend.conversations.models import Message
 from backend.conversations.schemas import (
     ActiveRead,
@@ -28,6 +29,14 @@ from backend.errors import responses
 router = APIRouter(tags=["conversations"])
 PREFIX = "/api/assistant/conversations"
 ERRORS = responses(401, 404, 422)
+
+
+def _checkpoints(request: Request) -> Checkpoints:
+    checkpoints: Checkpoints = request.app.state.checkpoints
+    return checkpoints
+
+
+CheckpointsDep = Annotated[Checkpoints, Depends(_checkpoints)]
 
 
 def _message(m: Message) -> MessageRead:
@@ -131,13 +140,24 @@ async def history(
 
 
 @router.delete(
-    PREFIX + "/{conversation_id}", status_code=status.HTTP_204_NO_CONTENT, responses=ERRORS
+    PREFIX + "/{conversation_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses=responses(401, 404, 409, 422),
 )
 async def archive(
-    conversation_id: uuid.UUID, principal: CurrentPrincipal, session: SessionDep
+    conversation_id: uuid.UUID,
+    principal: CurrentPrincipal,
+    session: SessionDep,
+    checkpoints: CheckpointsDep,
 ) -> Response:
-    """Archive the conversation and clear its agent checkpoints."""
-    await service.archive(session=session, actor=principal, conversation_id=conversation_id)
+    """Archive the conversation and delete its agent checkpoints; 409 CONVERSATION_BUSY while a
+    run holds it (nothing changes: archive again when the reply has ended)."""
+    await service.archive(
+        session=session,
+        actor=principal,
+        conversation_id=conversation_id,
+        checkpoints=checkpoints,
+    )
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
@@ -186,8 +206,9 @@ async def active(conversation_id: uuid.UUID, principal: CurrentPrincipal, sessio
 async def acquire_lease(
     conversation_id: uuid.UUID, body: LeaseRequest, principal: AgentPrincipal, session: SessionDep
 ):
-    """Take or renew the run lease (agent service); 409 CONVERSATION_BUSY when another holds it."""
-    run, archived = await service.acquire_lease(
+    """Take or renew the run lease (agent service); 409 CONVERSATION_BUSY when another holds it,
+    409 CONVERSATION_ARCHIVED when the conversation is archived."""
+    run = await service.acquire_lease(
         session=session,
         actor=principal,
         conversation_id=conversation_id,
@@ -195,10 +216,7 @@ async def acquire_lease(
         ttl_s=body.ttl_s,
     )
     return LeaseRead(
-        conversation_id=run.conversation_id,
-        holder=run.holder,
-        expires_at=run.expires_at,
-        is_archived=archived,
+        conversation_id=run.conversation_id, holder=run.holder, expires_at=run.expires_at
     )
 
 

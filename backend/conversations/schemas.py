@@ -84,7 +84,6 @@ class LeaseRead(BaseModel):
     conversation_id: uuid.UUID
     holder: str
     expires_at: datetime
-    is_archived: bool = Field(description="The conversation's state, so one call tells both")
 
 
 class ActiveRead(BaseModel):

@@ -5,11 +5,12 @@ from __future__ import annotations
 import uuid
 from datetime import timedelta
 
-from sqlalchemy import case, delete, func, select, text
+from sqlalchemy import case, delete, func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.audit import service as audit
+from backend.conversations.checkpoints import Checkpoints
 from backend.conversations.models import AgentRun, Conversation, Message
 from backend.conversations.schemas import MessageCreate
 from backend.db import utcnow
@@ -17,8 +18,6 @@ from backend.errors import Conflict, NotFound
 from backend.principal import Principal
 
 AUTO_TITLE_CHARS = 60
-# LangGraph's Postgres checkpointer tables (same database, FR-012); cleared on archive (FR-029).
-CHECKPOINT_TABLES = ("checkpoint_writes", "checkpoint_blobs", "checkpoints")
 
 
 def auto_title(text_: str) -> str:
@@ -31,6 +30,21 @@ async def get(
 ) -> Conversation:
     """The actor's conversation; anyone else's is NotFound, never Forbidden."""
     conversation = await session.get(Conversation, conversation_id)
+    if conversation is None or conversation.owner_id != actor.user_id:
+        raise NotFound("Conversation not found")
+    return conversation
+
+
+async def _locked(
+    *, session: AsyncSession, actor: Principal, conversation_id: uuid.UUID
+) -> Conversation:
+    """The actor's conversation, its row locked until the transaction ends: archive
+    and lease acquisition take this lock, so they cannot both succeed on the same state."""
+    # FOR NO KEY UPDATE: it excludes the other holder of this lock, not inserts that merely
+    # reference the row (messages, attachments).
+    conversation = await session.get(
+        Conversation, conversation_id, with_for_update={"key_share": True}
+    )
     if conversation is None or conversation.owner_id != actor.user_id:
         raise NotFound("Conversation not found")
     return conversation
@@ -105,31 +119,53 @@ async def update_title(
     return conversation
 
 
-async def _clear_checkpoints(session: AsyncSession, thread_id: str) -> int:
-    deleted = 0
-    for table in CHECKPOINT_TABLES:
-        exists = await session.scalar(text("SELECT to_regclass(:t) IS NOT NULL"), {"t": table})
-        if exists:
-            result = await session.execute(
-                text(f"DELETE FROM {table} WHERE thread_id = :tid"),  # noqa: S608 - fixed names
-                {"tid": thread_id},
-            )
-            deleted += int(getattr(result, "rowcount", 0) or 0)
-    return deleted
+async def _run_holds(session: AsyncSession, conversation_id: uuid.UUID) -> bool:
+    live = await session.scalar(
+        select(func.count())
+        .select_from(AgentRun)
+        .where(AgentRun.conversation_id == conversation_id, AgentRun.expires_at > utcnow())
+    )
+    return bool(live)
 
 
-async def archive(*, session: AsyncSession, actor: Principal, conversation_id: uuid.UUID) -> None:
-    """Archive and drop the thread's checkpoints in one transaction (FR-011, FR-029)."""
-    conversation = await get(session=session, actor=actor, conversation_id=conversation_id)
+async def archive(
+    *,
+    session: AsyncSession,
+    actor: Principal,
+    conversation_id: uuid.UUID,
+    checkpoints: Checkpoints,
+) -> None:
+    """Archive and delete the thread's checkpoints (FR-011, FR-029), unless a run holds the
+    conversation's lease: then CONVERSATION_BUSY, and nothing changes (a run would go on writing
+    checkpoints after the delete). The row lock keeps a run from starting meanwhile."""
+    conversation = await _locked(session=session, actor=actor, conversation_id=conversation_id)
+    if await _run_holds(session, conversation_id):
+        await session.rollback()
+        audit.record(
+            session=session,
+            actor=actor,
+            action="conversation.archive",
+            resource_type="conversation",
+            resource_id=str(conversation_id),
+            outcome="failure",
+            details={"reason": "CONVERSATION_BUSY"},
+        )
+        await session.commit()
+        raise Conflict(
+            "A reply is still being written in this conversation; archive it when it ends",
+            code="CONVERSATION_BUSY",
+        )
     conversation.is_archived = True
-    cleared = await _clear_checkpoints(session, str(conversation_id))
+    # Deleted while the lock is held, before the commit: if the commit fails the conversation
+    # stays active with an empty thread, never archived with a thread left behind.
+    had_checkpoints = await checkpoints.delete_thread(str(conversation_id))
     audit.record(
         session=session,
         actor=actor,
         action="conversation.archive",
         resource_type="conversation",
         resource_id=str(conversation_id),
-        details={"checkpoint_rows_deleted": cleared},
+        details={"thread_deleted": True, "had_checkpoints": had_checkpoints},
     )
     await session.commit()
 
@@ -185,14 +221,15 @@ async def acquire_lease(
     conversation_id: uuid.UUID,
     holder: str,
     ttl_s: float,
-) -> tuple[AgentRun, bool]:
-    """Take or renew the run lease atomically; another live holder means CONVERSATION_BUSY.
-
-    Returns the lease and whether the conversation is archived, so that the agent learns the
-    conversation's state in the same round trip (it gives an archived one back at once).
-    """
-    conversation = await get(session=session, actor=actor, conversation_id=conversation_id)
-    archived = conversation.is_archived
+) -> AgentRun:
+    """Take or renew the run lease atomically; another live holder means CONVERSATION_BUSY,
+    an archived conversation CONVERSATION_ARCHIVED (no run starts on one, nor goes on)."""
+    conversation = await _locked(session=session, actor=actor, conversation_id=conversation_id)
+    if conversation.is_archived:
+        await session.rollback()
+        raise Conflict(
+            "This conversation is archived; restore it first", code="CONVERSATION_ARCHIVED"
+        )
     now = utcnow()
     expires = now + timedelta(seconds=ttl_s)
     stmt = (
@@ -216,7 +253,7 @@ async def acquire_lease(
         raise Conflict("Another run holds this conversation", code="CONVERSATION_BUSY")
     if run.acquired_at != now:  # a heartbeat renewal: not worth an audit row every few seconds
         await session.commit()
-        return run, archived
+        return run
     audit.record(
         session=session,
         actor=actor,
@@ -226,7 +263,7 @@ async def acquire_lease(
         details={"holder": holder, "ttl_s": ttl_s},
     )
     await session.commit()
-    return run, archived
+    return run
 
 
 async def release_lease(
@@ -251,9 +288,4 @@ async def release_lease(
 
 async def is_active(*, session: AsyncSession, actor: Principal, conversation_id: uuid.UUID) -> bool:
     await get(session=session, actor=actor, conversation_id=conversation_id)
-    live = await session.scalar(
-        select(func.count())
-        .select_from(AgentRun)
-        .where(AgentRun.conversation_id == conversation_id, AgentRun.expires_at > utcnow())
-    )
-    return bool(live)
+    return await _run_holds(session, conversation_id)

@@ -3,8 +3,11 @@ auto-title, message appends and the agent's run lease."""
 
 from __future__ import annotations
 
+import threading
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
+import httpx
 import pytest
 
 from tests.backend.support import (
@@ -193,7 +196,17 @@ def test_archive_is_204_moves_lists_and_clears_only_that_threads_checkpoints(
     assert [c["id"] for c in live["items"]] == [kept]
     assert [c["id"] for c in archived["items"]] == [doomed] and archived["total"] == 1
     [row] = audit_rows(sql, action="conversation.archive", resource_id=doomed)
-    assert row["details"]["checkpoint_rows_deleted"] == sum(kept_before.values())
+    assert row["outcome"] == "success"
+    assert row["details"] == {"thread_deleted": True, "had_checkpoints": True}
+
+
+def test_archiving_a_conversation_without_checkpoints_says_so_in_the_audit_row(
+    api, sql, person, checkpointer
+):
+    cid = create_conversation(api, person.headers)["id"]
+    assert api.delete(f"{BASE}/{cid}", headers=person.headers).status_code == 204
+    [row] = audit_rows(sql, action="conversation.archive", resource_id=cid)
+    assert row["details"] == {"thread_deleted": True, "had_checkpoints": False}
 
 
 def test_restore_brings_an_archived_conversation_back(api, sql, person):
@@ -273,14 +286,81 @@ def test_an_expired_lease_is_inactive_and_can_be_taken_by_another_holder(api, sq
     assert [row["details"]["holder"] for row in acquired] == ["crashed", "fresh"]
 
 
-def test_the_lease_reports_whether_the_conversation_is_archived(api, shared):
+def test_an_archived_conversation_gives_no_lease(api, sql, shared):
     cid = create_conversation(api, shared.headers)["id"]
-    live = api.put(lease_path(cid), json={"holder": "run-a"}, headers=shared.agent)
-    assert live.status_code == 200 and live.json()["is_archived"] is False
+    assert api.delete(f"{BASE}/{cid}", headers=shared.headers).status_code == 204
+    refused = api.put(lease_path(cid), json={"holder": "run-b"}, headers=shared.agent)
+    assert_error(refused, 409, "CONVERSATION_ARCHIVED")
+    assert scalar(sql, "SELECT count(*) FROM agent_runs WHERE conversation_id = %s", cid) == 0
+    assert active(api, shared.headers, cid) is False
+
+
+def test_archive_while_a_run_holds_the_lease_is_409_busy_and_changes_nothing(
+    api, sql, shared, checkpointer
+):
+    cid = create_conversation(api, shared.headers)["id"]
+    put_checkpoint(checkpointer, cid)
+    before = checkpoint_rows(sql, cid)
+    taken = api.put(lease_path(cid), json={"holder": "run-a", "ttl_s": 30}, headers=shared.agent)
+    assert taken.status_code == 200, taken.text
+
+    refused = api.delete(f"{BASE}/{cid}", headers=shared.headers)
+
+    assert_error(refused, 409, "CONVERSATION_BUSY")
+    assert scalar(sql, "SELECT is_archived FROM agent_conversations WHERE id = %s", cid) is False
+    assert checkpoint_rows(sql, cid) == before
+    [row] = audit_rows(sql, action="conversation.archive", resource_id=cid)
+    assert (row["outcome"], row["details"]) == ("failure", {"reason": "CONVERSATION_BUSY"})
+    # The run goes on renewing; once it lets go, the archive goes through.
+    renewed = api.put(lease_path(cid), json={"holder": "run-a"}, headers=shared.agent)
+    assert renewed.status_code == 200
     api.delete(lease_path(cid), params={"holder": "run-a"}, headers=shared.agent)
     assert api.delete(f"{BASE}/{cid}", headers=shared.headers).status_code == 204
-    archived = api.put(lease_path(cid), json={"holder": "run-b"}, headers=shared.agent)
-    assert archived.status_code == 200 and archived.json()["is_archived"] is True
+    assert sum(checkpoint_rows(sql, cid).values()) == 0
+
+
+def test_an_expired_lease_does_not_block_the_archive(api, sql, shared):
+    cid = create_conversation(api, shared.headers)["id"]
+    api.put(lease_path(cid), json={"holder": "crashed"}, headers=shared.agent)
+    sql.execute(
+        "UPDATE agent_runs SET expires_at = now() - interval '1 second' WHERE conversation_id = %s",
+        (cid,),
+    )
+    assert api.delete(f"{BASE}/{cid}", headers=shared.headers).status_code == 204
+    renewal = api.put(lease_path(cid), json={"holder": "crashed"}, headers=shared.agent)
+    assert_error(renewal, 409, "CONVERSATION_ARCHIVED")
+
+
+def test_archive_and_lease_racing_never_both_win(api, sql, shared, backend_url):
+    """Sent at the same moment, over and over: either the run got the lease and the archive was
+    refused, or the archive won and the lease was refused; never an archived conversation with
+    a run on it."""
+    with (
+        httpx.Client(base_url=backend_url, timeout=30) as one,
+        httpx.Client(base_url=backend_url, timeout=30) as other,
+        ThreadPoolExecutor(2) as pool,
+    ):
+        for _ in range(12):
+            cid = create_conversation(api, shared.headers)["id"]
+            gate = threading.Barrier(2)
+
+            def lease(cid: str = cid, gate: threading.Barrier = gate) -> int:
+                gate.wait()
+                body = {"holder": "racer", "ttl_s": 30}
+                return one.put(lease_path(cid), json=body, headers=shared.agent).status_code
+
+            def archive(cid: str = cid, gate: threading.Barrier = gate) -> int:
+                gate.wait()
+                return other.delete(f"{BASE}/{cid}", headers=shared.headers).status_code
+
+            leased, archived = pool.submit(lease), pool.submit(archive)
+            pair = (leased.result(), archived.result())
+            assert pair in {(200, 409), (409, 204)}, pair
+            is_archived = scalar(
+                sql, "SELECT is_archived FROM agent_conversations WHERE id = %s", cid
+            )
+            runs = scalar(sql, "SELECT count(*) FROM agent_runs WHERE conversation_id = %s", cid)
+            assert (is_archived, runs) == ((False, 1) if pair[0] == 200 else (True, 0))
 
 
 def test_heartbeat_renewals_are_not_audited_but_the_first_acquisition_is(api, sql, shared):

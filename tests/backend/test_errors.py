@@ -4,6 +4,7 @@ unexpected exceptions (500 with a request id and a log line)."""
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 
 import httpx
@@ -152,3 +153,36 @@ async def test_an_unexpected_exception_is_a_500_with_request_id_header_and_log_l
     assert "request_id=req-500" in logged[0].getMessage()
     assert "/api/test-boom" in logged[0].getMessage()
     assert logged[0].exc_info and "kaboom" in str(logged[0].exc_info[1])
+
+
+MALFORMED = {
+    "not UTF-8": b'{"title": "\xff\xfe"}',
+    "not JSON": b"{title: x",
+    "too deep": b"[" * 100_000,
+}
+
+
+def _body_operations(spec: dict) -> list[tuple[str, str, str]]:
+    """(method, path with every parameter filled, media type) of each operation with a body."""
+    found = []
+    for path, item in spec["paths"].items():
+        for method, operation in item.items():
+            for media in operation.get("requestBody", {}).get("content", {}):
+                filled = re.sub(r"\{[^}]+\}", "1", path)
+                found.append((method, filled, media))
+    return found
+
+
+@pytest.mark.parametrize("kind", list(MALFORMED))
+def test_a_malformed_body_is_the_documented_422_envelope_on_every_operation(api, as_user, kind):
+    operations = _body_operations(api.get("/openapi.json").json())
+    assert len(operations) > 10
+    for method, path, media in operations:
+        response = api.request(
+            method,
+            path,
+            content=MALFORMED[kind],
+            headers={**as_user["admin"], "Content-Type": media},
+        )
+        error = assert_error(response, 422, "INVALID_INPUT")
+        assert error["details"]["errors"][0]["loc"][0] == "body", (method, path, error)

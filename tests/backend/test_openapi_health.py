@@ -29,7 +29,7 @@ CORE_ERRORS = {
     ("get", "/api/assistant/conversations"): {401, 422},
     ("get", CONV): {401, 404, 422},
     ("patch", CONV): {401, 404, 422},
-    ("delete", CONV): {401, 404, 422},
+    ("delete", CONV): {401, 404, 409, 422},
     ("get", CONV + "/history"): {401, 404, 422},
     ("post", CONV + "/restore"): {401, 404, 422},
     ("post", CONV + "/messages"): {401, 403, 404, 409, 422},
@@ -126,3 +126,12 @@ def test_the_core_routes_document_exactly_their_error_statuses(spec):
 
 def test_no_route_advertises_fastapis_default_validation_body(spec):
     assert "HTTPValidationError" not in str(spec["paths"])
+
+
+def test_every_operation_with_a_body_says_a_malformed_one_is_the_422_envelope(spec):
+    bodies = [(m, p, op) for m, p, op in _operations(spec) if "requestBody" in op]
+    assert len(bodies) > 10
+    for method, path, operation in bodies:
+        invalid = operation["responses"]["422"]
+        assert "cannot be parsed" in invalid["description"], (method, path)
+        assert invalid["content"]["application/json"]["schema"] == {"$ref": ERROR_REF}

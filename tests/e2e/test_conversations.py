@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+import time
 
+import httpx
 from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.conftest import login, open_chat, screenshot, send
@@ -73,3 +75,31 @@ def test_a_second_tab_is_told_the_conversation_is_busy(
     expect(other.get_by_test_id("error")).to_contain_text("another tab")
     screenshot(other, "second-tab-busy")
     page.get_by_test_id("stop").click()
+
+
+def test_archiving_while_an_answer_streams_is_refused_and_said(
+    page: Page, llm: FakeLLM, api: httpx.Client, as_user: dict[str, dict[str, str]]
+) -> None:
+    llm.enqueue({"text": " ".join(["slow"] * 200), "delay_ms": 80})
+    login(page)
+    open_chat(page)
+    send(page, "Take your time")
+    expect(page.get_by_test_id("assistant-message")).to_contain_text("slow")
+
+    page.get_by_test_id("archive").click()
+
+    refused = page.get_by_test_id("archive-refused")
+    expect(refused).to_be_visible()
+    expect(refused).to_contain_text("still answering")
+    expect(page.get_by_text("This conversation is archived")).to_have_count(0)
+    screenshot(page, "archive-refused")
+    cid = page.evaluate("localStorage.getItem('agent-chat.conversation')")
+    page.get_by_test_id("stop").click()
+    deadline = time.monotonic() + 30  # the run lets go of the conversation just after it stops
+    active = f"/api/agent/conversations/{cid}/active"
+    while api.get(active, headers=as_user["admin"]).json()["active"]:
+        assert time.monotonic() < deadline, "the run kept the conversation"
+        time.sleep(0.1)
+    page.get_by_test_id("archive").click()
+    expect(page.get_by_text("This conversation is archived")).to_be_visible()
+    expect(refused).to_have_count(0)

@@ -17,7 +17,16 @@ export const chat = $state<{
   selectedId: string | null;
   selected: rest.Conversation | null;
   error: string | null;
-}>({ list: [], archived: false, selectedId: saved(), selected: null, error: null });
+  /** The conversation whose archive the backend refused because a run still answers in it. */
+  archiveRefused: string | null;
+}>({
+  list: [],
+  archived: false,
+  selectedId: saved(),
+  selected: null,
+  error: null,
+  archiveRefused: null,
+});
 
 const threads = new Map<string, Thread>();
 
@@ -71,7 +80,18 @@ export async function create(): Promise<rest.Conversation> {
 }
 
 export async function archive(id: string): Promise<void> {
-  await rest.archive(id);
+  try {
+    await rest.archive(id);
+  } catch (error) {
+    // 409 CONVERSATION_BUSY: an answer is still streaming (here or in another tab); nothing
+    // changed on the server, so say so and keep the conversation as it is.
+    if (error instanceof ApiError && error.code === "CONVERSATION_BUSY") {
+      chat.archiveRefused = id;
+      return;
+    }
+    throw error;
+  }
+  chat.archiveRefused = null;
   await refresh();
   if (chat.selected) chat.selected = { ...chat.selected, is_archived: true };
 }

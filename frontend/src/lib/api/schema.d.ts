@@ -54,7 +54,8 @@ export interface paths {
         get?: never;
         /**
          * Acquire Lease
-         * @description Take or renew the run lease (agent service); 409 CONVERSATION_BUSY when another holds it.
+         * @description Take or renew the run lease (agent service); 409 CONVERSATION_BUSY when another holds it,
+         *     409 CONVERSATION_ARCHIVED when the conversation is archived.
          */
         put: operations["acquire_lease_api_agent_conversations__conversation_id__lease_put"];
         post?: never;
@@ -108,7 +109,8 @@ export interface paths {
         post?: never;
         /**
          * Archive
-         * @description Archive the conversation and clear its agent checkpoints.
+         * @description Archive the conversation and delete its agent checkpoints; 409 CONVERSATION_BUSY while a
+         *     run holds it (nothing changes: archive again when the reply has ended).
          */
         delete: operations["archive_api_assistant_conversations__conversation_id__delete"];
         options?: never;
@@ -2005,11 +2007,6 @@ export interface components {
             expires_at: string;
             /** Holder */
             holder: string;
-            /**
-             * Is Archived
-             * @description The conversation's state, so one call tells both
-             */
-            is_archived: boolean;
         };
         /** LeaseRequest */
         LeaseRequest: {
@@ -2529,7 +2526,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2580,7 +2577,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2653,7 +2650,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2713,7 +2710,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Validation Error */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2760,7 +2757,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2804,7 +2801,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2855,7 +2852,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2904,7 +2901,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2959,7 +2965,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3014,7 +3020,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3096,7 +3102,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3148,7 +3154,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3203,7 +3209,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3276,7 +3282,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3327,7 +3333,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3387,7 +3393,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3429,7 +3435,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3469,7 +3475,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Validation Error */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3511,7 +3517,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3571,7 +3577,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3635,7 +3641,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3704,7 +3710,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3765,7 +3771,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3825,7 +3831,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3885,7 +3891,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3958,7 +3964,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4022,7 +4028,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4096,7 +4102,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4169,7 +4175,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4232,7 +4238,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4296,7 +4302,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4357,7 +4363,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4406,7 +4412,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Validation Error */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4467,7 +4473,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Validation Error */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4539,7 +4545,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4613,7 +4619,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4683,7 +4689,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Validation Error */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4754,7 +4760,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4934,7 +4940,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4994,7 +5000,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5050,7 +5056,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5114,7 +5120,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5168,7 +5174,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5256,7 +5262,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5319,7 +5325,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5379,7 +5385,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5428,7 +5434,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Validation Error */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5499,7 +5505,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5550,7 +5556,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5623,7 +5629,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5697,7 +5703,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -49,6 +49,7 @@ export const en = {
   "chat.archive": "Archive",
   "chat.restore": "Restore",
   "chat.archivedNotice": "This conversation is archived. Restore it to continue.",
+  "chat.archiveBusy": "This conversation is still answering. Archive it when the answer has finished.",
   "chat.messages.one": "{count} message",
   "chat.messages.few": "{count} messages",
   "chat.messages.many": "{count} messages",

@@ -51,6 +51,7 @@ export const ru: Record<MessageKey, string> = {
   "chat.archive": "В архив",
   "chat.restore": "Восстановить",
   "chat.archivedNotice": "Диалог в архиве. Восстановите его, чтобы продолжить.",
+  "chat.archiveBusy": "Диалог ещё отвечает. Отправьте его в архив, когда ответ закончится.",
   "chat.messages.one": "{count} сообщение",
   "chat.messages.few": "{count} сообщения",
   "chat.messages.many": "{count} сообщений",

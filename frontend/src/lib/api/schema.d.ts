@@ -4821,7 +4821,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4886,7 +4886,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description INVALID_INPUT */
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
             422: {
                 headers: {
                     [name: string]: unknown;

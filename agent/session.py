@@ -15,10 +15,11 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessa
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.errors import GraphRecursionError
-from langgraph.types import Command, StreamMode
+from langgraph.types import Command, Durability, StreamMode
 
 from agent import hitl, inputs, resources
 from agent.backend_client import BackendClient, BackendError
+from agent.checkpoints import StoreUnavailable
 from agent.config import Settings
 from agent.context import Context
 from agent.documents import DocumentError, PreparedAttachments, prepare_attachments, store
@@ -29,6 +30,11 @@ from agent.stream import Turn, apply
 
 log = logging.getLogger(__name__)
 STREAM_MODES: list[StreamMode] = ["messages", "updates", "custom"]
+# Each step's checkpoint is stored before the next step starts: a tool runs only once the model
+# turn that called it is in Postgres, so a process killed mid-tool leaves a call that the next
+# run closes as cancelled, never one that ran but was forgotten (bench/durability.py: cost).
+DURABILITY: Durability = "sync"
+STORE_UNAVAILABLE = ("BACKEND_UNAVAILABLE", "The conversation store is not answering; try again.")
 
 
 class RunError(Exception):
@@ -207,7 +213,11 @@ class Session:
         try:
             async with asyncio.timeout(self.settings.agent.run_deadline_s):
                 async for mode, data in self.agent.astream(
-                    graph_input, self.config, context=self.context, stream_mode=STREAM_MODES
+                    graph_input,
+                    self.config,
+                    context=self.context,
+                    stream_mode=STREAM_MODES,
+                    durability=DURABILITY,
                 ):
                     pending.extend(apply(self.turn, mode, data))
                     if self.deferred and _answering(mode, data):
@@ -216,6 +226,8 @@ class Session:
                         raise RunError("CONVERSATION_BUSY", "Another run took this conversation.")
         except LlmError as exc:
             self.turn.error("LLM_ERROR", str(exc))
+        except StoreUnavailable:
+            self.turn.error(*STORE_UNAVAILABLE)
         except (ModelCallLimitExceededError, GraphRecursionError):
             self.turn.error("BUDGET_EXHAUSTED", "This request used up its model-call budget.")
         except TimeoutError:

@@ -15,8 +15,12 @@ from typing import Any, TypeVar
 import psycopg
 import psycopg_pool
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
-from langgraph.checkpoint.base import CheckpointTuple
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+)
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 

@@ -19,11 +19,11 @@ from langchain_core.tools import BaseTool
 from agent import inputs, modes
 from agent.auth import AuthError, bearer_token, verify_user
 from agent.backend_client import BackendClient, BackendError
+from agent.checkpoints import StoreUnavailable
 from agent.config import Settings
 from agent.context import Context
 from agent.graph import Agent
 from agent.lease import Busy, Lease
-from agent.checkpoints import StoreUnavailable
 from agent.session import STORE_UNAVAILABLE, RunError
 from agent.stream import Turn, updates
 

@@ -16,9 +16,10 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.errors import GraphRecursionError
 from langgraph.types import Command, Durability, StreamMode
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
 from agent import hitl, inputs, resources
-from agent.backend_client import BackendClient, BackendError
+from agent.backend_client import BackendClient, BackendError, BackendUnreachable
 from agent.checkpoints import StoreUnavailable
 from agent.config import Settings
 from agent.context import Context
@@ -34,6 +35,7 @@ STREAM_MODES: list[StreamMode] = ["messages", "updates", "custom"]
 # turn that called it is in Postgres, so a process killed mid-tool leaves a call that the next
 # run closes as cancelled, never one that ran but was forgotten (bench/durability.py: cost).
 DURABILITY: Durability = "sync"
+PERSIST_WAIT_S = 30.0  # how long a history write waits for a backend that is restarting
 STORE_UNAVAILABLE = ("BACKEND_UNAVAILABLE", "The conversation store is not answering; try again.")
 
 
@@ -84,11 +86,23 @@ class Session:
         self.message_id: int | None = None  # the assistant history row of this turn, once saved
 
     async def append(self, role: str, content: str, metadata: dict[str, Any]) -> int | None:
-        """Add a message to the conversation's history (audited by the backend); its id."""
+        """Add a message to the conversation's history (audited by the backend); its id.
+
+        A backend that cannot be reached (restarting) is waited for up to PERSIST_WAIT_S: the
+        request was never sent, so sending it again cannot store the message twice.
+        """
         path = f"/api/assistant/conversations/{self.context.conversation_id}/messages"
         body = {"role": role, "content": content, "metadata": metadata}
+        retrying = AsyncRetrying(
+            stop=stop_after_delay(PERSIST_WAIT_S),
+            wait=wait_exponential(multiplier=0.2, max=2),
+            retry=retry_if_exception_type(BackendUnreachable),
+            reraise=True,
+        )
         try:
-            created = await self.client.call(self.context, "POST", path, json=body)
+            async for attempt in retrying:
+                with attempt:
+                    created = await self.client.call(self.context, "POST", path, json=body)
         except BackendError as exc:
             log.warning("could not persist a %s message: %s", role, exc)
             return None

@@ -17,8 +17,8 @@ import pytest
 from backend.migrate import upgrade
 from tests.agent.support import Chat
 from tests.conftest import AGENT_CLIENT_SECRET, PASSWORDS, TEST_JWT_SECRET, bearer, login
-from tests.faults.support import PrivatePostgres, Service, postgres_bin
 from tests.fakes.llm_server import FakeLLM
+from tests.faults.support import PrivatePostgres, Service, postgres_bin
 from tests.support.processes import run_cli, stop
 
 HERE = Path(__file__).parent

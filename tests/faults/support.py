@@ -76,7 +76,15 @@ class PrivatePostgres:
             )
         options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"
         self._run(
-            str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", options, "-l", "log", "-w", "start"
+            str(self.bin / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-o",
+            options,
+            "-l",
+            "log",
+            "-w",
+            "start",
         )
         return self
 
@@ -147,13 +155,13 @@ class Service:
             stop(self.proc)
 
 
-def running_queries(warehouse_url: str, marker: str) -> list[int]:
-    """Backend pids of the warehouse sessions now running a statement containing `marker`."""
+def sleeping_queries(warehouse_url: str) -> list[int]:
+    """Backend pids of the warehouse sessions now inside pg_sleep (a query's rows are fetched
+    through a cursor, so its text is not what pg_stat_activity shows: its wait event is)."""
     with psycopg.connect(warehouse_url, autocommit=True) as conn:
         rows = conn.execute(
             "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
-            "AND state = 'active' AND pid <> pg_backend_pid() AND query LIKE %s",
-            (f"%{marker}%",),
+            "AND state = 'active' AND wait_event = 'PgSleep'"
         ).fetchall()
     return [int(r[0]) for r in rows]
 

@@ -5,8 +5,14 @@ history row, but never enters the model's thread, and the next turn works."""
 
 from __future__ import annotations
 
-from tests.agent.support import assert_valid_for_any_provider, error_code, history, of_type
-from tests.agent.support import kinds, text_of
+from tests.agent.support import (
+    assert_valid_for_any_provider,
+    error_code,
+    history,
+    kinds,
+    of_type,
+    text_of,
+)
 from tests.faults.support import assert_every_tool_call_answered, roles_of, thread_messages
 
 CUT = {"text": "Dashboard 42 is failing because", "drop_after_tokens": 3}

@@ -6,8 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.agent.support import assert_valid_for_any_provider, error_code, history, of_type
-from tests.agent.support import kinds, text_of
+from tests.agent.support import (
+    assert_valid_for_any_provider,
+    error_code,
+    history,
+    kinds,
+    of_type,
+    text_of,
+)
 from tests.faults.support import assert_every_tool_call_answered, roles_of, thread_messages
 
 SQL = {"datasource": "warehouse", "query": "SELECT 1 AS one"}

@@ -7,7 +7,7 @@ fault may restart the database, restart the backend or kill an agent."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from tests.agent.support import Chat
 from tests.conftest import AGENT_CLIENT_SECRET, PASSWORDS, TEST_JWT_SECRET, bearer, login
 from tests.fakes.llm_server import FakeLLM
 from tests.faults.support import PrivatePostgres, Service, postgres_bin
-from tests.support.processes import run_cli, stop
+from tests.support.processes import run_cli
 
 HERE = Path(__file__).parent
 # What the agents of the suite run with: a short model timeout (the hang test waits for two of
@@ -101,11 +101,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             "SEED_VIEWER_PASSWORD": PASSWORDS["viewer"],
             "LOG_LEVEL": "WARNING",
         }
-        run_cli(["seed"], {**os.environ, **env})
-        backend = Service(
-            ["backend"], env, health_path="/readyz", log_path=logs / "backend.log"
-        ).start()
-        started.append(backend)
+        # The backend, the agent and the seed start side by side (the agent's URL of the
+        # backend is known before it answers): the stack is ready in the time of the slowest.
+        backend = Service(["backend"], env, health_path="/readyz", log_path=logs / "backend.log")
         agent_env = {
             **env,
             **AGENT_ENV,
@@ -115,8 +113,11 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         }
         agent = Service(
             ["agent"], agent_env, health_path="/healthz", log_path=logs / "agent-primary.log"
-        ).start()
-        started.append(agent)
+        )
+        started += [backend.spawn(), agent.spawn()]
+        run_cli(["seed"], {**os.environ, **env})
+        backend.ready()
+        agent.ready()
         with httpx.Client(base_url=backend.url, timeout=30) as api:
             tokens = {name: login(api, name, pw) for name, pw in PASSWORDS.items()}
             yield Stack(
@@ -141,18 +142,3 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 @pytest.fixture(autouse=True)
 def _fresh_script(stack: Stack) -> None:
     stack.llm.reset()
-
-
-@pytest.fixture()
-def spare_agent(stack: Stack) -> Iterator[Callable[[], Service]]:
-    """Agent processes a test may kill; whatever is left of them is stopped afterwards."""
-    made: list[Service] = []
-
-    def make() -> Service:
-        made.append(stack.new_agent())
-        return made[-1]
-
-    yield make
-    for service in made:
-        if service.proc is not None:
-            stop(service.proc)

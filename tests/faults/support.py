@@ -17,8 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langgraph.checkpoint.postgres import PostgresSaver
 
 from tests.support.processes import ROOT, free_port, stop, wait_http
 
@@ -174,23 +172,6 @@ def wait_until(predicate: Any, *, timeout: float = 20, what: str = "the conditio
             return value
         time.sleep(0.05)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-
-
-def thread_messages(database_url: str, thread_id: str) -> list[BaseMessage]:
-    """The conversation's LangGraph thread as its checkpointer stores it (latest checkpoint)."""
-    with PostgresSaver.from_conn_string(database_url) as saver:
-        stored = saver.get_tuple({"configurable": {"thread_id": thread_id}})
-    if stored is None:
-        return []
-    return list(stored.checkpoint["channel_values"].get("messages", []))
-
-
-def assert_every_tool_call_answered(messages: list[BaseMessage]) -> None:
-    """No AI tool call of the thread is left without its ToolMessage."""
-    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
-    calls = [c["id"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls]
-    missing = [c for c in calls if c not in answered]
-    assert not missing, f"tool calls without a result: {missing}"
 
 
 def roles_of(history: list[dict[str, Any]]) -> list[str]:

@@ -5,10 +5,13 @@ confirmation still pending and confirmable there (with the card's call id), exec
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from tests.agent.support import (
     Chat,
+    assert_every_tool_call_answered,
     assert_valid_for_any_provider,
     collect,
     confirm_id,
@@ -16,24 +19,35 @@ from tests.agent.support import (
     history,
     kinds,
     text_of,
+    thread_messages,
     wait_for,
 )
 from tests.agent.test_cancel import wait_inactive
 from tests.faults.support import (
-    assert_every_tool_call_answered,
+    Service,
     audit_count,
     roles_of,
-    thread_messages,
     wait_until,
 )
 
 DEPLOY = {"dashboard_id": 42, "ref": "main", "environment": "staging"}
 
 
+@pytest.fixture(scope="module")
+def spares(stack) -> Iterator[list[Service]]:
+    """Two extra agent processes, started side by side, for the tests to kill."""
+    made = [stack.new_agent().spawn(), stack.new_agent().spawn()]
+    try:
+        yield [service.ready() for service in made]
+    finally:
+        for service in made:
+            service.stop()
+
+
 @pytest.fixture()
-def doomed(stack, spare_agent):
-    """An extra agent process for the test to kill."""
-    return spare_agent().start()
+def doomed(spares: list[Service]) -> Service:
+    """An agent process of its own for the test to kill."""
+    return spares.pop()
 
 
 def deployments(stack) -> int:

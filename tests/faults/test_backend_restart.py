@@ -6,20 +6,20 @@ stored once the backend is back, and the next turn works."""
 from __future__ import annotations
 
 from tests.agent.support import (
+    assert_every_tool_call_answered,
     assert_valid_for_any_provider,
     collect,
     history,
     kinds,
     of_type,
     text_of,
+    thread_messages,
     wait_for,
 )
 from tests.faults.support import (
-    assert_every_tool_call_answered,
     audit_count,
     roles_of,
     sleeping_queries,
-    thread_messages,
     wait_until,
 )
 

@@ -7,14 +7,20 @@ from __future__ import annotations
 
 import time
 
-from tests.agent.support import assert_valid_for_any_provider, history, kinds, text_of, wait_for
+from tests.agent.support import (
+    assert_every_tool_call_answered,
+    assert_valid_for_any_provider,
+    history,
+    kinds,
+    text_of,
+    thread_messages,
+    wait_for,
+)
 from tests.agent.test_cancel import wait_inactive
 from tests.faults.support import (
-    assert_every_tool_call_answered,
     audit_count,
     roles_of,
     sleeping_queries,
-    thread_messages,
     wait_until,
 )
 

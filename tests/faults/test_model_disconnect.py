@@ -6,14 +6,16 @@ history row, but never enters the model's thread, and the next turn works."""
 from __future__ import annotations
 
 from tests.agent.support import (
+    assert_every_tool_call_answered,
     assert_valid_for_any_provider,
     error_code,
     history,
     kinds,
     of_type,
     text_of,
+    thread_messages,
 )
-from tests.faults.support import assert_every_tool_call_answered, roles_of, thread_messages
+from tests.faults.support import roles_of
 
 CUT = {"text": "Dashboard 42 is failing because", "drop_after_tokens": 3}
 

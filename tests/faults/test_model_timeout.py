@@ -7,14 +7,16 @@ from __future__ import annotations
 import pytest
 
 from tests.agent.support import (
+    assert_every_tool_call_answered,
     assert_valid_for_any_provider,
     error_code,
     history,
     kinds,
     of_type,
     text_of,
+    thread_messages,
 )
-from tests.faults.support import assert_every_tool_call_answered, roles_of, thread_messages
+from tests.faults.support import roles_of
 
 SQL = {"datasource": "warehouse", "query": "SELECT 1 AS one"}
 HANGS = {

@@ -5,19 +5,19 @@ tool call, and the next turn works on fresh connections."""
 from __future__ import annotations
 
 from tests.agent.support import (
+    assert_every_tool_call_answered,
     assert_valid_for_any_provider,
     collect,
     error_code,
     history,
     kinds,
     text_of,
+    thread_messages,
     wait_for,
 )
 from tests.faults.support import (
-    assert_every_tool_call_answered,
     audit_count,
     roles_of,
-    thread_messages,
     wait_until,
 )
 

@@ -88,8 +88,12 @@ class PrivatePostgres:
 
     def restart(self) -> None:
         """Stop (fast: open connections are cut) and start again on the same port."""
-        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
+        self.halt()
         self.start()
+
+    def halt(self) -> None:
+        """Stop the server (fast: open connections are cut); `start()` brings it back."""
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
 
     def stop(self) -> None:
         if self.data.exists():

@@ -1,7 +1,8 @@
-"""Fault: an agent process is SIGKILLed, mid-stream or while a confirmation waits. The client's
-stream ends with an error; the dead process's lease expires within its TTL (2 s here); the retry
-on another agent process finds the conversation whole: the question stored, a pending
-confirmation still pending and confirmable there (with the card's call id), executed once."""
+"""Fault: an agent process is SIGKILLed, mid-stream (in a tool call) or while a confirmation
+waits. The client's stream ends with an error; the dead process's lease expires within its TTL
+(2 s here); the retry on another agent process finds the conversation whole: the question
+stored, the cut call closed as cancelled, a pending confirmation still pending and confirmable
+there (with the card's call id), executed once."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from tests.faults.support import (
     Service,
     audit_count,
     roles_of,
+    sleeping_queries,
     wait_until,
 )
 
@@ -58,26 +60,36 @@ def deployments(stack) -> int:
     return int(row[0]) if row else 0
 
 
-def test_an_agent_killed_mid_stream_loses_no_question_and_another_takes_over(stack, doomed):
+def test_an_agent_killed_mid_tool_loses_nothing_stored_and_another_takes_over(stack, doomed):
     cid, token = stack.conversation(), stack.tokens["admin"]
-    stack.llm.enqueue({"tokens": 200, "delay_ms": 50})
-    job = Chat(doomed.url).submit(token, cid, "Tell me a long story")
-    wait_for(job, lambda m: bool(text_of(m)))
-    wait_until(lambda: history(stack.api, token, cid), what="the question's history row")
+    query = {"datasource": "warehouse", "query": "SELECT pg_sleep(15) AS slept"}
+    stack.llm.enqueue(
+        {"text": "Let me look.", "tool_calls": [{"name": "execute_sql", "args": query}]}
+    )
+    job = Chat(doomed.url).submit(token, cid, "Run the slow warehouse query")
+    wait_for(job, lambda m: "tool_start" in kinds(m))
+    wait_until(lambda: sleeping_queries(stack.warehouse_url), what="the query")
+    # The tool runs only once the model turn calling it is stored (durability="sync").
+    (ai,) = [m for m in thread_messages(stack.database_url, cid) if m.type == "ai"]
+    assert ai.text == "Let me look." and ai.tool_calls[0]["name"] == "execute_sql"
 
     doomed.kill()
 
     with pytest.raises(Exception):  # noqa: B017 - the client's own error for a cut stream
         collect(job)
+    # The dead process's request went with it; the backend cancels its statement.
+    wait_until(lambda: not sleeping_queries(stack.warehouse_url), timeout=10, what="no query")
     wait_inactive(stack.api, token, cid, timeout=5)
-    stack.llm.enqueue({"text": "Here is a shorter one."})
-    outputs = stack.chat.send(token, cid, "Tell me a short one")
-    assert text_of(outputs[-1]) == "Here is a shorter one."
-    # What the dead process streamed died with it; the question did not.
+    stack.llm.enqueue({"text": "The last run was cut short."})
+    outputs = stack.chat.send(token, cid, "What happened?")
+    assert text_of(outputs[-1]) == "The last run was cut short."
+    # The question was stored; the killed turn's card died with the process, its call is
+    # closed as cancelled in the thread, so the model sees a valid history.
     assert roles_of(history(stack.api, token, cid)) == ["user", "user", "assistant"]
     request = stack.llm.requests[-1]
     assert_valid_for_any_provider(request)
-    assert [m["role"] for m in request["messages"][1:]] == ["user", "user"]
+    assert [m["role"] for m in request["messages"][1:]] == ["user", "assistant", "tool", "user"]
+    assert "CANCELLED" in request["messages"][-2]["content"]
     assert_every_tool_call_answered(thread_messages(stack.database_url, cid))
 
 

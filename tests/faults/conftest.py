@@ -18,7 +18,7 @@ from backend.migrate import upgrade
 from tests.agent.support import Chat
 from tests.conftest import AGENT_CLIENT_SECRET, PASSWORDS, TEST_JWT_SECRET, bearer, login
 from tests.fakes.llm_server import FakeLLM
-from tests.faults.support import PrivatePostgres, Service, postgres_bin
+from tests.faults.support import PrivatePostgres, Service, cannot_run_postgres, postgres_bin
 from tests.support.processes import run_cli
 
 HERE = Path(__file__).parent
@@ -76,9 +76,10 @@ class Stack:
 
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    if reason := cannot_run_postgres():
+        pytest.skip(reason)
     bin_dir = postgres_bin()
-    if bin_dir is None:
-        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl) for a private cluster")
+    assert bin_dir is not None
     postgres = PrivatePostgres(bin_dir).start()
     llm = FakeLLM().start()
     logs = tmp_path_factory.mktemp("fault-logs")

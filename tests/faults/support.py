@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import glob
 import os
+import pwd
 import shutil
 import signal
 import subprocess
@@ -33,6 +34,18 @@ def postgres_bin() -> Path | None:
     except ImportError:
         return None
     return Path(pgserver.__file__).parent / "pginstall" / "bin"
+
+
+def cannot_run_postgres() -> str | None:
+    """Why this machine cannot run a private cluster, or None."""
+    if postgres_bin() is None:
+        return "no PostgreSQL server binaries (initdb, pg_ctl) for a private cluster"
+    if os.geteuid() == 0:
+        try:
+            pwd.getpwnam("postgres")
+        except KeyError:
+            return "running as root without a 'postgres' account to own a private cluster"
+    return None
 
 
 def _major(path: str) -> int:

@@ -37,7 +37,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The first fault test also starts the whole stack: give it room."""
     for item in items:
         if HERE in Path(str(item.path)).parents:
-            item.add_marker(pytest.mark.timeout(300))
+            item.add_marker(pytest.mark.timeout(600))  # a loaded machine starts slowly
 
 
 @dataclass

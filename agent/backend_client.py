@@ -31,6 +31,14 @@ class BackendError(Exception):
         self.details = details or {}
 
 
+class BackendUnreachable(BackendError):
+    """No connection to the backend could be opened: the request was never sent, so sending it
+    again is safe even for a write."""
+
+    def __init__(self) -> None:
+        super().__init__(503, "BACKEND_UNAVAILABLE", "The backend is unreachable")
+
+
 def _error_from(response: httpx.Response) -> BackendError:
     try:
         error = response.json()["error"]
@@ -123,7 +131,10 @@ class BackendClient:
             raise BackendError(
                 504, "BACKEND_TIMEOUT", "The backend did not answer in time"
             ) from exc
+        except httpx.ConnectError as exc:
+            raise BackendUnreachable() from exc
         except httpx.TransportError as exc:
+            # Sent, but the answer was lost (e.g. the backend restarted): it may have run.
             raise BackendError(503, "BACKEND_UNAVAILABLE", "The backend is unreachable") from exc
 
     async def _send(

@@ -19,13 +19,13 @@ from langchain_core.messages import ToolCall
 from langchain_core.tools import BaseTool
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 from pydantic import SecretStr
 
+from agent.checkpoints import DurableSaver
 from agent.config import Settings
 from agent.context import Context
 from agent.demo_model import DemoChatModel
@@ -116,18 +116,20 @@ def psycopg_url(url: str) -> str:
 
 
 @asynccontextmanager
-async def open_checkpointer(database_url: str) -> AsyncIterator[AsyncPostgresSaver]:
-    """AsyncPostgresSaver on a small pool; creates its tables (FR-027)."""
+async def open_checkpointer(database_url: str) -> AsyncIterator[DurableSaver]:
+    """The Postgres checkpointer on a small pool; creates its tables (FR-027). The pool checks
+    a connection before lending it, so connections cut by a database restart are replaced."""
     pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
         psycopg_url(database_url),
         min_size=1,
         max_size=CHECKPOINT_POOL_SIZE,
         open=False,
+        check=AsyncConnectionPool.check_connection,
         kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
     )
     await pool.open(wait=True)
     try:
-        saver = AsyncPostgresSaver(pool)
+        saver = DurableSaver(pool)
         await saver.setup()
         yield saver
     finally:

@@ -192,4 +192,9 @@ def closing_messages(snapshot: StateSnapshot, *, reason: str) -> list[BaseMessag
 def _closing_text(reason: str) -> str:
     if reason == "rejected":
         return "The person did not confirm this call; it was not executed. Do not retry it."
-    return "The person stopped the run; this call did not complete. Do not retry it unasked."
+    # A person's stop or a process that died: either way the call's effect is unknown (a
+    # write may have landed before its answer was lost), so the model must not assume either.
+    return (
+        "The run stopped before this call returned a result; it may or may not have taken "
+        "effect. Do not retry it unasked."
+    )

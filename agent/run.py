@@ -20,11 +20,12 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from agent import inputs, modes
 from agent.auth import AuthError, bearer_token, verify_user
 from agent.backend_client import BackendClient, BackendError
+from agent.checkpoints import StoreUnavailable
 from agent.config import Settings
 from agent.context import Context
 from agent.graph import Agent
 from agent.lease import Busy, Lease
-from agent.session import RunError
+from agent.session import STORE_UNAVAILABLE, RunError
 from agent.stream import Turn, updates
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,8 @@ class Runner:
             await self._serve(turn, *args)
         except RunError as exc:
             turn.error(exc.code, exc.message, exc.details)
+        except StoreUnavailable:
+            turn.error(*STORE_UNAVAILABLE)
         except asyncio.CancelledError:
             raise
         except Exception:

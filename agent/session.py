@@ -15,10 +15,12 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessa
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.errors import GraphRecursionError
-from langgraph.types import Command, StreamMode
+from langgraph.types import Command, Durability, StreamMode
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
 from agent import hitl, inputs, resources
-from agent.backend_client import BackendClient, BackendError
+from agent.backend_client import BackendClient, BackendError, BackendUnreachable
+from agent.checkpoints import StoreUnavailable
 from agent.config import Settings
 from agent.context import Context
 from agent.debug.recorder import CallRecorder
@@ -32,6 +34,12 @@ from agent.stream import Turn, apply
 log = logging.getLogger(__name__)
 STREAM_MODES: list[StreamMode] = ["messages", "updates", "custom"]
 SAVE_TIMEOUT_S = 5.0  # the debug record's write: the stream ends after it, so keep it short
+# Each step's checkpoint is stored before the next step starts: a tool runs only once the model
+# turn that called it is in Postgres, so a process killed mid-tool leaves a call that the next
+# run closes as cancelled, never one that ran but was forgotten (bench/durability.py: cost).
+DURABILITY: Durability = "sync"
+PERSIST_WAIT_S = 30.0  # how long a history write waits for a backend that is restarting
+STORE_UNAVAILABLE = ("BACKEND_UNAVAILABLE", "The conversation store is not answering; try again.")
 
 
 class RunError(Exception):
@@ -83,11 +91,23 @@ class Session:
         self.message_id: int | None = None  # the assistant history row of this turn, once saved
 
     async def append(self, role: str, content: str, metadata: dict[str, Any]) -> int | None:
-        """Add a message to the conversation's history (audited by the backend); its id."""
+        """Add a message to the conversation's history (audited by the backend); its id.
+
+        A backend that cannot be reached (restarting) is waited for up to PERSIST_WAIT_S: the
+        request was never sent, so sending it again cannot store the message twice.
+        """
         path = f"/api/assistant/conversations/{self.context.conversation_id}/messages"
         body = {"role": role, "content": content, "metadata": metadata}
+        retrying = AsyncRetrying(
+            stop=stop_after_delay(PERSIST_WAIT_S),
+            wait=wait_exponential(multiplier=0.2, max=2),
+            retry=retry_if_exception_type(BackendUnreachable),
+            reraise=True,
+        )
         try:
-            created = await self.client.call(self.context, "POST", path, json=body)
+            async for attempt in retrying:
+                with attempt:
+                    created = await self.client.call(self.context, "POST", path, json=body)
         except BackendError as exc:
             log.warning("could not persist a %s message: %s", role, exc)
             return None
@@ -212,7 +232,11 @@ class Session:
         try:
             async with asyncio.timeout(self.settings.agent.run_deadline_s):
                 async for mode, data in self.agent.astream(
-                    graph_input, self.config, context=self.context, stream_mode=STREAM_MODES
+                    graph_input,
+                    self.config,
+                    context=self.context,
+                    stream_mode=STREAM_MODES,
+                    durability=DURABILITY,
                 ):
                     pending.extend(apply(self.turn, mode, data))
                     if self.deferred and _answering(mode, data):
@@ -224,6 +248,8 @@ class Session:
                         raise RunError("CONVERSATION_BUSY", "Another run took this conversation.")
         except LlmError as exc:
             self.turn.error("LLM_ERROR", str(exc))
+        except StoreUnavailable:
+            self.turn.error(*STORE_UNAVAILABLE)
         except (ModelCallLimitExceededError, GraphRecursionError):
             self.turn.error("BUDGET_EXHAUSTED", "This request used up its model-call budget.")
         except TimeoutError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -83,6 +84,11 @@ async def run_read(
     except AppError as exc:
         trail("failure", {"code": exc.code})
         await session.commit()
+        raise
+    except asyncio.CancelledError:
+        # The caller went away mid-read (e.g. the agent's run was stopped): still one row.
+        trail("failure", {"code": "CANCELLED"})
+        await asyncio.shield(session.commit())
         raise
     trail("success", {})
     await session.commit()

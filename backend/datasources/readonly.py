@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -21,7 +23,11 @@ from backend.datasources import engines
 from backend.datasources.engines import Datasource
 from backend.datasources.rows import Fetch, collect
 from backend.datasources.sqlguard import DENIED_FUNCTIONS, SqlRejected, guard
-from backend.errors import ServiceUnavailable, Unprocessable
+from backend.errors import AppError, ServiceUnavailable, Unprocessable
+
+log = logging.getLogger(__name__)
+CONNECTION_CHECK_SINCE = 140000  # client_connection_check_interval is PostgreSQL 14+
+CHECK_MS = 1000
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,48 @@ class DatasourceUnavailable(ServiceUnavailable):
     code = "SQL_ERROR"
 
 
+class Statement:
+    """The driver connection a query runs on, so that another thread can cancel it.
+
+    A cancelled request (the client went away, the server stops) cancels its statement on the
+    database instead of leaving it running until the statement timeout.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._conn: Any = None
+        self.cancelled = False
+
+    def attach(self, conn: Any) -> None:
+        with self._lock:
+            if self.cancelled:
+                raise QueryCancelled("The query was cancelled")
+            self._conn = conn
+
+    def detach(self) -> None:
+        with self._lock:
+            self._conn = None
+
+    def cancel(self) -> None:
+        """Ask the database to stop the running statement (blocking; call it in a thread)."""
+        with self._lock:
+            self.cancelled, conn = True, self._conn
+        if isinstance(conn, sqlite3.Connection):
+            conn.interrupt()
+        elif isinstance(conn, psycopg.Connection):
+            try:
+                conn.cancel_safe(timeout=5)
+            except psycopg.Error as exc:
+                log.warning("could not cancel a query: %s", type(exc).__name__)
+
+
+class QueryCancelled(AppError):
+    """The request that ran the query was cancelled; the statement was cancelled with it."""
+
+    status_code = 499
+    code = "CANCELLED"
+
+
 @dataclass(frozen=True)
 class _Caps:
     row_cap: int
@@ -68,10 +116,18 @@ async def execute_readonly(
     if limit is not None and limit < 1:
         raise Unprocessable("limit must be at least 1", details={"limit": limit})
     row_cap = settings.sql.row_cap if limit is None else min(limit, settings.sql.row_cap)
-    return await asyncio.to_thread(_execute, settings, source, sql, row_cap)
+    statement = Statement()
+    try:
+        return await asyncio.to_thread(_execute, settings, source, sql, row_cap, statement)
+    except asyncio.CancelledError:
+        # The worker thread cannot be cancelled, its statement can: the thread then ends too.
+        await asyncio.shield(asyncio.to_thread(statement.cancel))
+        raise
 
 
-def _execute(settings: Settings, source: Datasource, sql: str, row_cap: int) -> QueryResult:
+def _execute(
+    settings: Settings, source: Datasource, sql: str, row_cap: int, statement: Statement
+) -> QueryResult:
     guard(sql, dialect=source.sqlglot_dialect)
     started = time.monotonic()
     timeout_s = settings.sql.timeout_s
@@ -79,7 +135,11 @@ def _execute(settings: Settings, source: Datasource, sql: str, row_cap: int) -> 
     engine = engines.readonly_engine(settings, source)
     run = _run_sqlite if source.dialect == "sqlite" else _run_postgres
     with _checkout(engine, source) as raw:
-        columns, rows, truncated = run(raw, sql, caps)
+        statement.attach(raw.driver_connection)
+        try:
+            columns, rows, truncated = run(raw, sql, caps)
+        finally:
+            statement.detach()
     elapsed_ms = round((time.monotonic() - started) * 1000, 1)
     return QueryResult(columns, rows, len(rows), truncated, elapsed_ms)
 
@@ -131,6 +191,10 @@ def _run_postgres(raw: PoolProxiedConnection, sql: str, caps: _Caps) -> Outcome:
             setup.execute("SET TRANSACTION READ ONLY")
             setup.execute(f"SET LOCAL statement_timeout = {timeout_ms}")
             setup.execute(f"SET LOCAL lock_timeout = {timeout_ms}")
+            if conn.info.server_version >= CONNECTION_CHECK_SINCE:
+                # A backend process killed mid-query leaves no one to cancel the statement:
+                # the server then notices the closed socket by itself within a second.
+                setup.execute(f"SET LOCAL client_connection_check_interval = {CHECK_MS}")
         # A server-side cursor: rows stream in batches, and the extended protocol it uses
         # refuses a second statement even if one slipped past the guard.
         with conn.cursor(name="agent_chat_readonly") as cursor:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Path, Request
 
 from backend.datasources import catalog, service
 from backend.datasources.migrations import MIGRATION_ID
@@ -21,6 +21,7 @@ from backend.datasources.schemas import (
     TableRead,
 )
 from backend.deps import Admin, SessionDep, SettingsDep, Viewer
+from backend.disconnect import unless_disconnected
 from backend.errors import responses
 
 router = APIRouter(prefix="/api/datasources", tags=["datasources"])
@@ -64,10 +65,17 @@ async def columns(name: Name, table: str, principal: Viewer, settings: SettingsD
     "/{name}/query", response_model=QueryRead, responses=responses(401, 403, 404, 422, 503)
 )
 async def query(
-    name: Name, body: QueryRequest, principal: Viewer, settings: SettingsDep, session: SessionDep
+    name: Name,
+    body: QueryRequest,
+    principal: Viewer,
+    settings: SettingsDep,
+    session: SessionDep,
+    request: Request,
 ) -> QueryRead:
-    """Run one read-only SELECT with row, byte and time caps (refusals: SQL_REJECTED)."""
-    result = await service.run_query(
+    """Run one read-only SELECT with row, byte and time caps (refusals: SQL_REJECTED).
+
+    A client that disconnects cancels the statement on the database (audited as CANCELLED)."""
+    run = service.run_query(
         settings=settings,
         datasource=name,
         sql=body.sql,
@@ -75,6 +83,7 @@ async def query(
         session=session,
         actor=principal,
     )
+    result = await unless_disconnected(request, run)
     return QueryRead(**vars(result))
 
 

@@ -8,6 +8,8 @@ from typing import Any
 
 from gradio_client import Client
 from gradio_client.client import Job
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langgraph.checkpoint.postgres import PostgresSaver
 
 GRADIO = "/api/agent/gradio"
 Messages = list[dict[str, Any]]
@@ -150,3 +152,40 @@ def assert_valid_for_any_provider(request: dict[str, Any]) -> None:
                 break
             following.append(later["tool_call_id"])
         assert sorted(following) == sorted(c["id"] for c in calls), messages
+
+
+def thread_messages(database_url: str, thread_id: str) -> list[BaseMessage]:
+    """The conversation's LangGraph thread as its checkpointer stores it (latest checkpoint)."""
+    with PostgresSaver.from_conn_string(database_url) as saver:
+        stored = saver.get_tuple({"configurable": {"thread_id": thread_id}})
+    if stored is None:
+        return []
+    return list(stored.checkpoint["channel_values"].get("messages", []))
+
+
+def assert_every_tool_call_answered(messages: list[BaseMessage]) -> None:
+    """No AI tool call of the thread is left without its ToolMessage."""
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    calls = [c["id"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls]
+    missing = [c for c in calls if c not in answered]
+    assert not missing, f"tool calls without a result: {missing}"
+
+
+def _calls(message: BaseMessage) -> list[Any]:
+    return list(message.tool_calls) if isinstance(message, AIMessage) else []
+
+
+def wait_checkpointed_call(
+    database_url: str, thread_id: str, tool: str, timeout: float = 20
+) -> None:
+    """Block until the thread's checkpoint holds a model turn calling `tool` (the run stores
+    each step before the next starts, so the call is then durable before the tool runs)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        messages = thread_messages(database_url, thread_id)
+        if any(
+            isinstance(m, AIMessage) and tool in {c["name"] for c in m.tool_calls} for m in messages
+        ):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no checkpoint of the {tool} call in {timeout}s")

@@ -21,6 +21,7 @@ from tests.agent.support import (
     error_code,
     kinds,
     text_of,
+    wait_checkpointed_call,
     wait_for,
 )
 from tests.agent.test_cancel import SLOW_SQL, active, wait_inactive
@@ -91,7 +92,7 @@ def test_a_run_past_its_deadline_ends_with_budget_exhausted_and_keeps_its_text(
 
 
 def test_a_pending_confirmation_survives_killing_and_restarting_the_agent(
-    chat, replica, tokens, conversation, fake_llm, sql, api
+    chat, replica, tokens, conversation, fake_llm, sql, api, database_url
 ):
     cid, busy = conversation(), conversation()
     call = _deploy_pending(Chat(replica.url), tokens["admin"], cid, fake_llm)
@@ -105,6 +106,9 @@ def test_a_pending_confirmation_survives_killing_and_restarting_the_agent(
     )
     running = Chat(replica.url).submit(tokens["admin"], busy, "Count to twenty million")
     wait_for(running, lambda m: "tool_start" in kinds(m))
+    # Kill once the call is durable (seeing its card is not enough: the card streams before
+    # the step's checkpoint is stored), so the next turn has a call to close as cancelled.
+    wait_checkpointed_call(database_url, busy, "execute_sql")
 
     replica.restart_after_kill()
     fake_llm.enqueue({"text": "Deployed after the restart."})

@@ -17,6 +17,8 @@ A response is a dict:
     {"status": 500}                                                  HTTP error (then next item)
     {"hang_s": 30}                                                   no answer for that long
     {"hang_after_tokens": 3, "text": "..."}                          stream 3 tokens then stall
+    {"drop_after_tokens": 3, "text": "..."}                          stream 3 tokens then cut the
+                                                                     connection (no end chunk)
 
 Control over HTTP (for other processes, e.g. browser tests): `POST /_script` with
 `{"queue": [...], "rules": [...], "default": {...}}` (appends), `GET /_requests`,
@@ -29,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import re
 import socket
 import threading
@@ -45,6 +48,30 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 DEFAULT_RESPONSE: dict[str, Any] = {"text": "Done."}
+
+
+class DroppedConnection(Exception):
+    """Raised inside a streaming body: the server closes the connection mid-response."""
+
+
+class _QuietDrops(logging.Filter):
+    """Keep the scripted drops out of uvicorn's error log (they are not failures here)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        while exc is not None:
+            if isinstance(exc, DroppedConnection):
+                return False
+            exc = exc.__cause__ or exc.__context__ or _first_of_group(exc)
+        return True
+
+
+def _first_of_group(exc: BaseException) -> BaseException | None:
+    group = getattr(exc, "exceptions", None)
+    return group[0] if group else None
+
+
+logging.getLogger("uvicorn.error").addFilter(_QuietDrops())
 
 
 class Script:
@@ -157,6 +184,8 @@ async def _stream(body: dict[str, Any], spec: dict[str, Any]) -> AsyncIterator[s
     for n, token in enumerate(tokens):
         if "hang_after_tokens" in spec and n == int(spec["hang_after_tokens"]):
             await asyncio.sleep(3600)
+        if "drop_after_tokens" in spec and n == int(spec["drop_after_tokens"]):
+            raise DroppedConnection()
         yield _chunk(cid, model, {"content": token})
         if delay:
             await asyncio.sleep(delay)

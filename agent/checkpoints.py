@@ -1,0 +1,79 @@
+"""The checkpointer of the agent process: AsyncPostgresSaver that rides out a database restart.
+
+A restarted Postgres cuts every pooled connection. The pool checks a connection before handing
+it out (graph.py), and each checkpoint read or write is retried for a few seconds on a lost
+connection, so a restart in the middle of a turn costs a pause, not the turn. Retrying is safe:
+the saver's writes are upserts keyed by thread, checkpoint and task (the same write twice
+stores one row). A database that stays away longer ends the turn with `StoreUnavailable`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+import psycopg
+import psycopg_pool
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+)
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
+
+RETRY_S = 15.0  # a fast restart takes 1-3 s; a failover a few more
+LOST = (psycopg.OperationalError, psycopg_pool.PoolTimeout)
+T = TypeVar("T")
+
+
+class StoreUnavailable(Exception):
+    """The checkpoint database did not come back within RETRY_S."""
+
+
+async def _retry(call: Callable[[], Awaitable[T]]) -> T:
+    retrying = AsyncRetrying(
+        stop=stop_after_delay(RETRY_S),
+        wait=wait_exponential(multiplier=0.2, max=2),
+        retry=retry_if_exception_type(LOST),
+        reraise=True,
+    )
+
+    async def attempt() -> T:
+        return await call()
+
+    try:
+        return await retrying(attempt)
+    except LOST as exc:
+        raise StoreUnavailable("the conversation store is unreachable") from exc
+
+
+class DurableSaver(AsyncPostgresSaver):
+    """AsyncPostgresSaver whose reads and writes wait out a lost connection (see module)."""
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return await _retry(lambda: super(DurableSaver, self).aget_tuple(config))
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return await _retry(
+            lambda: super(DurableSaver, self).aput(config, checkpoint, metadata, new_versions)
+        )
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        await _retry(
+            lambda: super(DurableSaver, self).aput_writes(config, writes, task_id, task_path)
+        )

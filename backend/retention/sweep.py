@@ -103,6 +103,10 @@ async def _unlock(conn: AsyncConnection) -> None:
 
 async def _sweep_locked(conn: AsyncConnection, settings: RetentionSettings) -> SweepReport:
     report = SweepReport(ran=True)
+    tables = await conn.scalar(text("SELECT to_regclass('checkpoints') IS NOT NULL"))
+    await conn.commit()
+    if not tables:  # no agent has started on this database yet
+        return report
     holder = holder_name()
     after = ""
     while True:

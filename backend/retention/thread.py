@@ -35,6 +35,7 @@ from backend.db import utcnow
 Action = Literal["pruned", "cleared", "kept", "leased", "pending", "busy", "delta"]
 # Lock wait, serialization failure, deadlock: another transaction has the thread right now.
 BUSY_SQLSTATES = {"55P03", "40001", "40P01"}
+GONE_SQLSTATE = "23503"  # the conversation was deleted since the sweep read its thread id
 CLEARED_BY = "retention"  # the audit row's actor of an idle thread's clearing
 
 HOLD_LEASE = text("""
@@ -192,8 +193,11 @@ async def apply(
             await conn.execute(GIVE_BACK_LEASE, {"tid": thread_id, "holder": holder})
             return outcome
     except DBAPIError as exc:
-        if _sqlstate(exc) in BUSY_SQLSTATES:
+        state = _sqlstate(exc)
+        if state in BUSY_SQLSTATES:
             return Outcome("busy")
+        if state == GONE_SQLSTATE:
+            return Outcome("kept")
         raise
 
 

@@ -2,16 +2,20 @@
 without, printing checkpoint rows and bytes per thread as the turns go by.
 
 Each turn runs through the agent's own compiled graph (`agent.graph.build_agent`: create_agent
-with our middleware and the Postgres checkpointer, AsyncPostgresSaver) and the real ChatOpenAI
-client against the scripted OpenAI-compatible LLM (tests/fakes): every third turn the model
-calls a tool, then answers. The tool is a local one (a ~300-byte JSON result, like the
+with our middleware and the Postgres checkpointer, AsyncPostgresSaver), not through the Gradio
+route (the full stack runs about 2 turns a second on the shared 2-core machine): every third
+turn the model calls a tool, then answers. The model is an in-process scripted chat model
+(`--model scripted`, the default), or the real ChatOpenAI client against the scripted
+OpenAI-compatible LLM server of the tests (`--model http`, about half as fast); the checkpoints
+are the same either way. The tool is a local one (a ~300-byte JSON result, like the
 backend's) instead of the backend's, so no backend process is in the loop: the checkpoints a
 turn writes are the same as the product's. With retention, the backend's sweep
 (`backend.retention.sweep`, the periodic job's body) runs every `--sweep-every` turns.
 
-Per thread: rows of checkpoints / checkpoint_blobs / checkpoint_writes, and bytes as the sum of
-pg_column_size of the stored values (after TOAST compression); at the end the three tables'
-pg_total_relation_size (dead rows, indexes and free space included).
+Per thread: rows of checkpoints + checkpoint_blobs + checkpoint_writes, and bytes as the sum of
+pg_column_size of the stored values (after TOAST compression), measured just before a sweep (the
+most a thread holds between two sweeps); at the end the three tables' pg_total_relation_size
+(dead rows, indexes and free space included).
 
     uv run python bench/checkpoint_soak.py [--threads 6] [--turns 2400] [--keep 10]
         [--sweep-every 60] [--report-every 300]
@@ -33,7 +37,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from langchain_core.messages import HumanMessage  # noqa: E402
+from langchain_core.language_models import BaseChatModel  # noqa: E402
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage  # noqa: E402
+from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
 from langchain_core.tools import tool  # noqa: E402
 from sqlalchemy import text  # noqa: E402
 
@@ -69,6 +75,31 @@ TABLE_SIZES = """
 SELECT pg_total_relation_size('checkpoints') + pg_total_relation_size('checkpoint_blobs')
     + pg_total_relation_size('checkpoint_writes')
 """
+
+
+class ScriptedModel(BaseChatModel):
+    """Asked to look something up, calls `lookup_note`; otherwise (and after the tool) answers."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-soak"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        last = messages[-1]
+        if isinstance(last, HumanMessage) and "look up the note" in str(last.content):
+            call = {
+                "name": "lookup_note",
+                "args": {"topic": "dashboard 42"},
+                "id": f"call_{uuid.uuid4().hex[:12]}",
+                "type": "tool_call",
+            }
+            reply = AIMessage(content="", tool_calls=[call], id=str(uuid.uuid4()))
+        else:
+            reply = AIMessage(content=ANSWER, id=str(uuid.uuid4()))
+        return ChatResult(generations=[ChatGeneration(message=reply)])
 
 
 @tool
@@ -126,9 +157,8 @@ async def soak(args: argparse.Namespace, url: str, fake: FakeLLM, retention: boo
     figures: list[dict] = []
     started = time.monotonic()
     async with open_checkpointer(url) as saver:
-        agent = build_agent(
-            settings, model=build_model(settings), tools=[lookup_note], checkpointer=saver
-        )
+        model = build_model(settings) if args.model == "http" else ScriptedModel()
+        agent = build_agent(settings, model=model, tools=[lookup_note], checkpointer=saver)
         for turn in range(1, args.turns + 1):
             cid = threads[turn % len(threads)]
             context = Context(
@@ -136,7 +166,7 @@ async def soak(args: argparse.Namespace, url: str, fake: FakeLLM, retention: boo
             )
             question = f"turn {turn}: " + (
                 "look up the note on dashboard 42"
-                if turn % 3 == 0
+                if (turn // len(threads)) % 3 == 0
                 else "how is dashboard 42 doing?"
             )
             await agent.ainvoke(
@@ -144,8 +174,7 @@ async def soak(args: argparse.Namespace, url: str, fake: FakeLLM, retention: boo
                 {"configurable": {"thread_id": cid}, "recursion_limit": 100},
                 context=context,
             )
-            if retention and turn % args.sweep_every == 0:
-                await sweep(engine, keep)
+            # Measured before the sweep of the same turn: the most a thread holds between two.
             if turn % args.report_every == 0:
                 counts, sizes = await _measure(engine, threads)
                 figures.append(
@@ -159,6 +188,8 @@ async def soak(args: argparse.Namespace, url: str, fake: FakeLLM, retention: boo
                         "elapsed_s": time.monotonic() - started,
                     }
                 )
+            if retention and turn % args.sweep_every == 0:
+                await sweep(engine, keep)
     async with engine.connect() as conn:
         figures[-1]["tables_mb"] = int(await conn.scalar(text(TABLE_SIZES))) / 2**20
     await engine.dispose()
@@ -208,6 +239,7 @@ def main() -> None:
     parser.add_argument("--keep", type=int, default=10, help="retention.keep_latest")
     parser.add_argument("--sweep-every", type=int, default=60)
     parser.add_argument("--report-every", type=int, default=300)
+    parser.add_argument("--model", choices=("scripted", "http"), default="scripted")
     args = parser.parse_args()
     admin = db.server_url()
     url = db.create_database(admin)
@@ -215,7 +247,7 @@ def main() -> None:
         upgrade(url)
         print(
             f"{args.turns} turns over {args.threads} threads per run "
-            f"(every third turn a tool call), compiled agent graph + scripted LLM"
+            f"(every third turn a tool call), compiled agent graph, {args.model} model"
         )
         asyncio.run(main_async(args, url))
     finally:

@@ -209,7 +209,8 @@ def _print(label: str, figures: list[dict]) -> None:
         )
     print(
         f"checkpoint tables, pg_total_relation_size after the run: "
-        f"{figures[-1]['tables_mb']:.1f} MiB"
+        f"{figures[-1]['tables_mb']:.1f} MiB",
+        flush=True,
     )
 
 

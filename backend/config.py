@@ -96,6 +96,7 @@ class RetentionSettings(BaseModel):
     keep_latest: int = Field(default=10, ge=1)  # checkpoints kept per thread (and namespace)
     idle_ttl_s: float = Field(default=30 * 86400, ge=0)  # clear a thread idle this long; 0 = never
     interval_s: float = Field(default=300.0, gt=0)  # between sweeps of one process
+    vacuum: bool = True  # VACUUM the checkpoint tables after a sweep that deleted rows
     batch_size: int = Field(default=200, ge=1)  # threads read per query of a sweep
     lock_timeout_s: float = Field(
         default=2.0, gt=0

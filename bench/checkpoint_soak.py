@@ -14,8 +14,10 @@ turn writes are the same as the product's. With retention, the backend's sweep
 
 Per thread: rows of checkpoints + checkpoint_blobs + checkpoint_writes, and bytes as the sum of
 pg_column_size of the stored values (after TOAST compression), measured just before a sweep (the
-most a thread holds between two sweeps); at the end the three tables' pg_total_relation_size
-(dead rows, indexes and free space included).
+most a thread holds between two sweeps) and just after it; the three tables'
+pg_total_relation_size (all threads of the database, dead rows, indexes and free space included:
+the disk they take); and "state KiB", the size of the one messages blob the latest checkpoint
+reads: the thread's live state, which grows with its conversation whatever retention does.
 
     uv run python bench/checkpoint_soak.py [--threads 6] [--turns 2400] [--keep 10]
         [--sweep-every 60] [--report-every 300]
@@ -68,7 +70,11 @@ SELECT t.thread_id,
     + (SELECT coalesce(sum(pg_column_size(blob)), 0)
         FROM checkpoint_blobs WHERE thread_id = t.thread_id)
     + (SELECT coalesce(sum(pg_column_size(blob)), 0)
-        FROM checkpoint_writes WHERE thread_id = t.thread_id) AS bytes
+        FROM checkpoint_writes WHERE thread_id = t.thread_id) AS bytes,
+    (SELECT coalesce(pg_column_size(b.blob), 0) FROM checkpoints c JOIN checkpoint_blobs b
+        ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
+        AND b.channel = 'messages' AND b.version = c.checkpoint -> 'channel_versions' ->> 'messages'
+        WHERE c.thread_id = t.thread_id ORDER BY c.checkpoint_id DESC LIMIT 1) AS state
 FROM unnest(CAST(:threads AS text[])) AS t(thread_id)
 """
 TABLE_SIZES = """
@@ -139,11 +145,21 @@ async def _conversations(engine: Any, n: int) -> list[str]:
     return ids
 
 
-async def _measure(engine: Any, threads: list[str]) -> tuple[list[int], list[int]]:
+async def _measure(engine: Any, threads: list[str]) -> dict[str, float]:
+    """Per thread on average (and the largest), and the tables' size on disk."""
     async with engine.connect() as conn:
         rows = (await conn.execute(text(PER_THREAD), {"threads": threads})).all()
+        tables = int(await conn.scalar(text(TABLE_SIZES))) / 2**20
     counts = [int(r.checkpoints + r.blobs + r.writes) for r in rows]
-    return counts, [int(r.bytes) for r in rows]
+    sizes = [int(r.bytes) / 1024 for r in rows]
+    return {
+        "rows": sum(counts) / len(counts),
+        "max_rows": max(counts),
+        "kb": sum(sizes) / len(sizes),
+        "max_kb": max(sizes),
+        "state_kb": sum(int(r.state or 0) for r in rows) / len(rows) / 1024,
+        "tables_mb": tables,
+    }
 
 
 async def soak(args: argparse.Namespace, url: str, fake: FakeLLM, retention: bool) -> list[dict]:
@@ -153,7 +169,9 @@ async def soak(args: argparse.Namespace, url: str, fake: FakeLLM, retention: boo
     )
     engine = create_engine(url, pool_size=2)
     threads = await _conversations(engine, args.threads)
-    keep = RetentionSettings(keep_latest=args.keep, idle_ttl_s=0, batch_size=200)
+    keep = RetentionSettings(
+        keep_latest=args.keep, idle_ttl_s=0, batch_size=200, vacuum=not args.no_vacuum
+    )
     figures: list[dict] = []
     started = time.monotonic()
     async with open_checkpointer(url) as saver:
@@ -174,24 +192,26 @@ async def soak(args: argparse.Namespace, url: str, fake: FakeLLM, retention: boo
                 {"configurable": {"thread_id": cid}, "recursion_limit": 100},
                 context=context,
             )
-            # Measured before the sweep of the same turn: the most a thread holds between two.
-            if turn % args.report_every == 0:
-                counts, sizes = await _measure(engine, threads)
+            # Measured before the sweep of the same turn (the most a thread holds between two
+            # sweeps) and after it.
+            report = turn % args.report_every == 0
+            if report:
+                before = await _measure(engine, threads)
+            if retention and turn % args.sweep_every == 0:
+                await sweep(engine, keep)
+            if report:
+                after = await _measure(engine, threads) if retention else before
                 figures.append(
                     {
+                        **before,
                         "turn": turn,
                         "turns_per_thread": turn // len(threads),
-                        "rows": sum(counts) / len(counts),
-                        "max_rows": max(counts),
-                        "kb": sum(sizes) / len(sizes) / 1024,
-                        "max_kb": max(sizes) / 1024,
+                        "rows_after": after["rows"],
+                        "kb_after": after["kb"],
+                        "tables_after": after["tables_mb"],
                         "elapsed_s": time.monotonic() - started,
                     }
                 )
-            if retention and turn % args.sweep_every == 0:
-                await sweep(engine, keep)
-    async with engine.connect() as conn:
-        figures[-1]["tables_mb"] = int(await conn.scalar(text(TABLE_SIZES))) / 2**20
     await engine.dispose()
     return figures
 
@@ -199,38 +219,18 @@ async def soak(args: argparse.Namespace, url: str, fake: FakeLLM, retention: boo
 def _print(label: str, figures: list[dict]) -> None:
     print(f"\n{label}")
     print(
-        f"{'turns':>6} {'per thread':>10} {'rows/thread':>12} {'max rows':>9} "
-        f"{'KiB/thread':>11} {'max KiB':>9} {'elapsed s':>10}"
+        f"{'turns':>6} {'/thread':>7} | {'rows/thread':>11} {'max':>5} {'KiB/thread':>10} "
+        f"{'max':>7} {'tables MiB':>10} | {'after sweep: rows':>17} {'KiB':>7} {'MiB':>6} | "
+        f"{'state KiB':>9} {'elapsed s':>9}"
     )
     for f in figures:
         print(
-            f"{f['turn']:>6} {f['turns_per_thread']:>10} {f['rows']:>12.0f} {f['max_rows']:>9} "
-            f"{f['kb']:>11.1f} {f['max_kb']:>9.1f} {f['elapsed_s']:>10.1f}"
+            f"{f['turn']:>6} {f['turns_per_thread']:>7} | {f['rows']:>11.0f} {f['max_rows']:>5} "
+            f"{f['kb']:>10.1f} {f['max_kb']:>7.1f} {f['tables_mb']:>10.1f} | "
+            f"{f['rows_after']:>17.0f} {f['kb_after']:>7.1f} {f['tables_after']:>6.1f} | "
+            f"{f['state_kb']:>9.1f} {f['elapsed_s']:>9.1f}",
+            flush=True,
         )
-    print(
-        f"checkpoint tables, pg_total_relation_size after the run: "
-        f"{figures[-1]['tables_mb']:.1f} MiB",
-        flush=True,
-    )
-
-
-async def main_async(args: argparse.Namespace, url: str) -> None:
-    fake = FakeLLM().start()
-    try:
-        fake.script.load({"default": {"text": ANSWER}})
-        fake.add_rule(
-            "look up the note",
-            {"tool_calls": [{"name": "lookup_note", "args": {"topic": "dashboard 42"}}]},
-        )
-        with_retention = await soak(args, url, fake, retention=True)
-        _print(
-            f"with retention (keep_latest={args.keep}, a sweep every {args.sweep_every} turns)",
-            with_retention,
-        )
-        without = await soak(args, url, fake, retention=False)
-        _print("without retention", without)
-    finally:
-        fake.stop()
 
 
 def main() -> None:
@@ -241,18 +241,34 @@ def main() -> None:
     parser.add_argument("--sweep-every", type=int, default=60)
     parser.add_argument("--report-every", type=int, default=300)
     parser.add_argument("--model", choices=("scripted", "http"), default="scripted")
+    parser.add_argument("--no-vacuum", action="store_true", help="retention.vacuum = false")
     args = parser.parse_args()
+    print(
+        f"{args.turns} turns over {args.threads} threads per run (every third turn a tool "
+        f"call), compiled agent graph, {args.model} model; each run on its own database"
+    )
+    fake = FakeLLM().start()
+    fake.script.load({"default": {"text": ANSWER}})
+    fake.add_rule(
+        "look up the note",
+        {"tool_calls": [{"name": "lookup_note", "args": {"topic": "dashboard 42"}}]},
+    )
+    runs = {
+        f"with retention (keep_latest={args.keep}, vacuum={not args.no_vacuum}, "
+        f"a sweep every {args.sweep_every} turns)": True,
+        "without retention": False,
+    }
     admin = db.server_url()
-    url = db.create_database(admin)
     try:
-        upgrade(url)
-        print(
-            f"{args.turns} turns over {args.threads} threads per run "
-            f"(every third turn a tool call), compiled agent graph, {args.model} model"
-        )
-        asyncio.run(main_async(args, url))
+        for label, retention in runs.items():
+            url = db.create_database(admin)
+            try:
+                upgrade(url)
+                _print(label, asyncio.run(soak(args, url, fake, retention=retention)))
+            finally:
+                db.drop_database(admin, url)
     finally:
-        db.drop_database(admin, url)
+        fake.stop()
 
 
 if __name__ == "__main__":

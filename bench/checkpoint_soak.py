@@ -247,7 +247,7 @@ def main() -> None:
         f"{args.turns} turns over {args.threads} threads per run (every third turn a tool "
         f"call), compiled agent graph, {args.model} model; each run on its own database"
     )
-    fake = FakeLLM().start()
+    fake = FakeLLM().start()  # for --model http
     fake.script.load({"default": {"text": ANSWER}})
     fake.add_rule(
         "look up the note",
@@ -258,17 +258,23 @@ def main() -> None:
         f"a sweep every {args.sweep_every} turns)": True,
         "without retention": False,
     }
+    # Both runs in one event loop (ChatOpenAI keeps one HTTP client per process), each on a
+    # database of its own.
     admin = db.server_url()
+    urls = [db.create_database(admin) for _ in runs]
     try:
-        for label, retention in runs.items():
-            url = db.create_database(admin)
-            try:
-                upgrade(url)
-                _print(label, asyncio.run(soak(args, url, fake, retention=retention)))
-            finally:
-                db.drop_database(admin, url)
+        for url in urls:
+            upgrade(url)
+
+        async def both() -> None:
+            for (label, retention), url in zip(runs.items(), urls, strict=True):
+                _print(label, await soak(args, url, fake, retention=retention))
+
+        asyncio.run(both())
     finally:
         fake.stop()
+        for url in urls:
+            db.drop_database(admin, url)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ most a thread holds between two sweeps) and just after it; the three tables'
 pg_total_relation_size (all threads of the database, dead rows, indexes and free space included:
 the disk they take); and "state KiB", the size of the one messages blob the latest checkpoint
 reads: the thread's live state, which grows with its conversation whatever retention does.
+"elapsed s" includes the measurements (slow on large tables).
 
     uv run python bench/checkpoint_soak.py [--threads 6] [--turns 2400] [--keep 10]
         [--sweep-every 60] [--report-every 300]
@@ -71,10 +72,12 @@ SELECT t.thread_id,
         FROM checkpoint_blobs WHERE thread_id = t.thread_id)
     + (SELECT coalesce(sum(pg_column_size(blob)), 0)
         FROM checkpoint_writes WHERE thread_id = t.thread_id) AS bytes,
-    (SELECT coalesce(pg_column_size(b.blob), 0) FROM checkpoints c JOIN checkpoint_blobs b
-        ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
+    (SELECT pg_column_size(b.blob)
+        FROM (SELECT checkpoint FROM checkpoints WHERE thread_id = t.thread_id
+            AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1) AS c
+        JOIN checkpoint_blobs b ON b.thread_id = t.thread_id AND b.checkpoint_ns = ''
         AND b.channel = 'messages' AND b.version = c.checkpoint -> 'channel_versions' ->> 'messages'
-        WHERE c.thread_id = t.thread_id ORDER BY c.checkpoint_id DESC LIMIT 1) AS state
+    ) AS state
 FROM unnest(CAST(:threads AS text[])) AS t(thread_id)
 """
 TABLE_SIZES = """

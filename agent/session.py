@@ -18,7 +18,7 @@ from langgraph.errors import GraphRecursionError
 from langgraph.types import Command, Durability, StreamMode
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
-from agent import hitl, inputs, resources
+from agent import hitl, inputs, recall, resources
 from agent.backend_client import BackendClient, BackendError, BackendUnreachable
 from agent.checkpoints import StoreUnavailable
 from agent.config import Settings
@@ -171,6 +171,8 @@ class Session:
             raise RunError(exc.code, exc.message, exc.details) from exc
         waiting = hitl.pending_of(snapshot)
         closing = hitl.closing_messages(snapshot, reason="rejected" if waiting else "cancelled")
+        if not hitl.has_checkpoint(snapshot):  # new, or cleared by retention: start from history
+            closing = [*await recall.earlier_messages(self.client, self.context), *closing]
         for pending in waiting:
             record = hitl.decision_record(pending, "reject", reason="superseded by a new message")
             self.append_later(**record)

@@ -70,6 +70,27 @@ def cmd_agent(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_retention(args: argparse.Namespace) -> int:
+    """One checkpoint-retention sweep now (the backend runs one every retention.interval_s)."""
+    import json
+
+    from backend.db import create_engine
+    from backend.retention.sweep import sweep
+
+    settings = _settings()
+    url = _database_url(settings)
+
+    async def once() -> dict[str, object]:
+        engine = create_engine(url, pool_size=1)
+        try:
+            return (await sweep(engine, settings.retention)).as_dict()
+        finally:
+            await engine.dispose()
+
+    print(json.dumps(asyncio.run(once())))
+    return 0
+
+
 _ROLES = ("admin", "editor", "viewer")
 
 
@@ -159,6 +180,9 @@ def build_parser() -> argparse.ArgumentParser:
         func=cmd_migrate
     )
     sub.add_parser("seed", help="load demo data (idempotent)").set_defaults(func=cmd_seed)
+    sub.add_parser(
+        "retention", help="prune and expire agent checkpoints once (conf.yml retention:)"
+    ).set_defaults(func=cmd_retention)
     p = sub.add_parser("up", help="run everything for a person")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--backend-port", type=int, default=8000)

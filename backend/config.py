@@ -89,6 +89,20 @@ class WorkflowSettings(BaseModel):
     dir: Path = Path("workflows")
 
 
+class RetentionSettings(BaseModel):
+    """Checkpoint retention: the periodic job that bounds LangGraph's checkpoint tables."""
+
+    enabled: bool = True
+    keep_latest: int = Field(default=10, ge=1)  # checkpoints kept per thread (and namespace)
+    idle_ttl_s: float = Field(default=30 * 86400, ge=0)  # clear a thread idle this long; 0 = never
+    interval_s: float = Field(default=300.0, gt=0)  # between sweeps of one process
+    vacuum: bool = True  # VACUUM the checkpoint tables after a sweep that deleted rows
+    batch_size: int = Field(default=200, ge=1)  # threads read per query of a sweep
+    lock_timeout_s: float = Field(
+        default=2.0, gt=0
+    )  # a thread whose lease row is locked longer is left
+
+
 def _conf_file() -> Path:
     return Path(os.environ.get("CONF_FILE", ROOT / "conf.yml"))
 
@@ -124,6 +138,7 @@ class Settings(BaseSettings):
     llm: LlmSettings = Field(default_factory=LlmSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     workflow: WorkflowSettings = Field(default_factory=WorkflowSettings)
+    retention: RetentionSettings = Field(default_factory=RetentionSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -24,6 +26,7 @@ from backend.debug.router import router as debug_router
 from backend.errors import ServiceUnavailable, install_handlers, install_openapi
 from backend.knowledge.router import router as knowledge_router
 from backend.oplogs.router import router as oplogs_router
+from backend.retention.sweep import run_periodically as run_retention
 from backend.storage.router import router as storage_router
 from backend.workflows import loader as workflow_loader
 from backend.workflows.router import router as workflows_router
@@ -55,9 +58,18 @@ def create_app(settings: Settings) -> FastAPI:
         engine = db.create_engine(settings.database_url or "")
         app.state.engine = engine
         app.state.session_factory = db.session_factory(engine)
+        retention = (
+            asyncio.create_task(run_retention(engine, settings.retention), name="retention")
+            if settings.retention.enabled
+            else None
+        )
         try:
             yield
         finally:
+            if retention is not None:
+                retention.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await retention
             await engine.dispose()
             dispose_datasource_engines()
 

@@ -64,6 +64,8 @@ def backend_env(database_url: str, data_dir: Path, warehouse_url: str) -> dict[s
         "SEED_EDITOR_PASSWORD": PASSWORDS["editor"],
         "SEED_VIEWER_PASSWORD": PASSWORDS["viewer"],
         "LOG_LEVEL": "WARNING",
+        # The retention tests run their own sweeps (tests/agent/test_retention.py).
+        "RETENTION__ENABLED": "false",
     }
 
 

@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphRecursionError
 
-from agent import hitl
+from agent import hitl, recall
 from agent.diagnosis.budget import RunStopped
 from agent.diagnosis.envelope import evidence_tools
 from agent.diagnosis.previous import previous_diagnosis
@@ -52,6 +52,8 @@ class DiagnosisSession(Session):
             ),
         )
         closing = self._supersede(snapshot)
+        if not hitl.has_checkpoint(snapshot):  # new, or cleared by retention: keep the history
+            closing = [*await recall.earlier_messages(self.client, self.context), *closing]
         self.later(self._supersede_workflows())
         self.append_later("user", self.submit.text, {"mode": "diagnose"})
         run = DiagnosisRun(

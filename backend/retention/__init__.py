@@ -1,0 +1,1 @@
+"""Checkpoint retention: a periodic job that keeps LangGraph's checkpoint tables bounded."""

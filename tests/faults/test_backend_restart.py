@@ -52,6 +52,7 @@ def test_a_backend_restart_mid_tool_is_a_tool_error_and_nothing_is_lost(stack):
     # Not resent: the restarted backend runs no second copy of the query.
     assert not sleeping_queries(stack.warehouse_url)
     stack.llm.enqueue({"text": "All good now."})
-    assert text_of(stack.chat.send(token, cid, "Is it back?")[-1]) == "All good now."
+    last = stack.chat.send(token, cid, "Is it back?")[-1]
+    assert text_of(last) == "All good now.", last
     assert_valid_for_any_provider(stack.llm.requests[-1])
     assert_every_tool_call_answered(thread_messages(stack.database_url, cid))

@@ -1,4 +1,4 @@
-"""Fault: the model hangs past `llm.request_timeout_s` (1.5 s here), before its first token or
+"""Fault: the model hangs past `llm.request_timeout_s` (5 s here), before its first token or
 in the middle of its answer. After one visible retry the turn ends with LLM_ERROR, the thread
 holds nothing the model did not finish, and the next turn works."""
 

@@ -25,6 +25,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -50,6 +52,7 @@ from agent_chat import gateway  # noqa: E402
 from tests.support.processes import free_port, run_cli, serve, stop, wait_http  # noqa: E402
 
 GRADIO = "/api/agent/gradio"
+PY_SPY = str(Path(sys.executable).parent / "py-spy")
 FIRST_DELAY_MS = 400
 TOKEN_DELAY_MS = 25
 ANSWER_TOKENS = 60
@@ -215,9 +218,11 @@ async def conversation(
             return
 
 
-async def run_level(target: Target, tokens: list[str], level: int, turns: int) -> Row:
+async def run_level(
+    target: Target, tokens: list[str], level: int, turns: int, profile: Path | None = None
+) -> Row:
     row = Row(target.name, level)
-    with Sampler(target.pids) as sampler:
+    with Sampler(target.pids) as sampler, _profiled(target, level, profile):
         async with agent_ttft.new_client() as http:
             await asyncio.gather(
                 *(conversation(http, target, tokens[i], turns, row) for i in range(level))
@@ -225,6 +230,33 @@ async def run_level(target: Target, tokens: list[str], level: int, turns: int) -
     row.usage = sampler.usage()
     await asyncio.sleep(1.0)  # leases released, history written
     return row
+
+
+@contextmanager
+def _profiled(target: Target, level: int, folder: Path | None) -> Iterator[None]:
+    """py-spy samples of each agent process of `target` while the level runs (collapsed
+    stacks, one file per process: `folder/<target>-x<level>-<process>.txt`)."""
+    if folder is None or not target.agent:
+        yield
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    spies = []
+    for label, pid in target.pids.items():
+        if label.startswith("agent"):
+            out = folder / f"{target.name}-x{level}-{label}.txt"
+            command = [PY_SPY, "record", "--format", "raw", "-r", "50", "-p", str(pid)]
+            spies.append(
+                subprocess.Popen(
+                    [*command, "-o", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
+                )
+            )
+    try:
+        yield
+    finally:
+        for spy in spies:
+            spy.send_signal(signal.SIGINT)
+        for spy in spies:
+            spy.wait(timeout=60)
 
 
 def capacity(rows: list[Row], target: str) -> int:
@@ -327,11 +359,20 @@ def stack(work: Path, backends: int) -> Iterator[dict[str, Any]]:
 
 @contextmanager
 def _echo(port: int, env: dict[str, str], log: Path) -> Iterator[int]:
-    import subprocess
-
     with log.open("ab") as out:
         proc = subprocess.Popen(
-            [sys.executable, "bench/echo_app.py", "--port", str(port)],
+            [
+                sys.executable,
+                "bench/echo_app.py",
+                "--port",
+                str(port),
+                "--tokens",
+                str(ANSWER_TOKENS),
+                "--delay-ms",
+                str(TOKEN_DELAY_MS),
+                "--first-delay-ms",
+                str(FIRST_DELAY_MS),
+            ],
             env=env,
             cwd=ROOT,
             stdout=out,
@@ -386,7 +427,9 @@ async def discover(target: Target, token: str) -> None:
     raise RuntimeError(f"{target.name}: no chat endpoint")
 
 
-async def measure(env: dict[str, Any], levels: list[int], turns: int, names: list[str]) -> None:
+async def measure(
+    env: dict[str, Any], levels: list[int], turns: int, names: list[str], profile: Path | None
+) -> None:
     pids, gateways = env["pids"], env["gateways"]
     tokens = await logins(env["backend"], max(levels))
     backend = {k: v for k, v in pids.items() if k.startswith("backend")}
@@ -406,7 +449,7 @@ async def measure(env: dict[str, Any], levels: list[int], turns: int, names: lis
     rows = []
     for level in levels:
         for target in chosen:
-            row = await run_level(target, tokens, level, turns)
+            row = await run_level(target, tokens, level, turns, profile)
             rows.append(row)
             print_row(row)
     if len(chosen) == 3:
@@ -419,6 +462,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=3, help="messages per conversation")
     parser.add_argument("--backends", type=int, default=1)
     parser.add_argument("--targets", default="echo,agent1,agent2")
+    parser.add_argument("--profile", type=Path, help="py-spy each agent into this folder")
     args = parser.parse_args()
     levels = [int(n) for n in args.levels.split(",")]
     print(
@@ -431,7 +475,7 @@ def main() -> None:
         tempfile.TemporaryDirectory(prefix="agent-load-") as tmp,
         stack(Path(tmp), args.backends) as env,
     ):
-        asyncio.run(measure(env, levels, args.turns, args.targets.split(",")))
+        asyncio.run(measure(env, levels, args.turns, args.targets.split(","), args.profile))
 
 
 if __name__ == "__main__":

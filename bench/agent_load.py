@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -103,6 +104,13 @@ class Row:
     turn: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     usage: dict[str, tuple[float, float]] = field(default_factory=dict)  # cpu %, peak MiB
+    cpu_s: dict[str, float] = field(default_factory=dict)  # CPU seconds per process
+
+    def cpu_ms_per_turn(self, prefix: str) -> float | None:
+        """CPU time of the processes named `prefix*` per completed turn: what a turn costs,
+        whatever else the machine runs."""
+        spent = sum(v for k, v in self.cpu_s.items() if k.startswith(prefix))
+        return 1000 * spent / len(self.turn) if self.turn else None
 
     def pct(self, values: list[float], q: float) -> float | None:
         if not values:
@@ -137,6 +145,9 @@ class Sampler:
         self._stop.set()
         self._thread.join()
         self.elapsed, self.cpu1 = time.monotonic() - self.started, self._cpu()
+
+    def seconds(self) -> dict[str, float]:
+        return {label: self.cpu1[label] - self.cpu0[label] for label in self.procs}
 
     def usage(self) -> dict[str, tuple[float, float]]:
         return {
@@ -227,7 +238,7 @@ async def run_level(
             await asyncio.gather(
                 *(conversation(http, target, tokens[i], turns, row) for i in range(level))
             )
-    row.usage = sampler.usage()
+    row.usage, row.cpu_s = sampler.usage(), sampler.seconds()
     await asyncio.sleep(1.0)  # leases released, history written
     return row
 
@@ -275,10 +286,14 @@ def ms(value: float | None) -> str:
 def print_row(row: Row) -> None:
     usage = "  ".join(f"{k} {cpu:.0f}% {rss:.0f}MiB" for k, (cpu, rss) in row.usage.items())
     errors = f"{len(row.failures)} {dict(Counter(row.failures)) or ''}"
+    main = "echo" if row.target == "echo" else "agent"
+    cost = row.cpu_ms_per_turn(main)
+    per_turn = "-" if cost is None else f"{cost:.0f}"
     print(
         f"{row.target:>7} x{row.level:<4} first p50 {ms(row.pct(row.first, 0.5)):>5} "
         f"p95 {ms(row.pct(row.first, 0.95)):>5} | turn p50 {ms(row.pct(row.turn, 0.5)):>5} "
-        f"p95 {ms(row.pct(row.turn, 0.95)):>5} | errors {errors} | {usage}",
+        f"p95 {ms(row.pct(row.turn, 0.95)):>5} | {main} CPU/turn {per_turn:>4} ms | "
+        f"errors {errors} | {usage}",
         flush=True,
     )
 
@@ -433,8 +448,11 @@ async def measure(
     pids, gateways = env["pids"], env["gateways"]
     tokens = await logins(env["backend"], max(levels))
     backend = {k: v for k, v in pids.items() if k.startswith("backend")}
+    backend["client"] = os.getpid()  # this script: the conversations' side of the load
     targets = {
-        "echo": Target("echo", gateways["echo"], {"echo": pids["echo"]}, agent=False),
+        "echo": Target(
+            "echo", gateways["echo"], {"echo": pids["echo"], "client": os.getpid()}, agent=False
+        ),
         "agent1": Target("agent1", gateways["agent1"], {"agent1": pids["agent1"], **backend}),
         "agent2": Target(
             "agent2",

@@ -311,6 +311,23 @@ def report(rows: list[Row], levels: list[int]) -> None:
     print(f"errors at {top}: {errors_at_top} (target 0)")
     print(f"two agents / one: {two:.2f} (target >= 1.6)")
     print(f"one agent / echo floor: {one:.2f} (target >= 0.8)")
+    # What a turn costs in CPU does not depend on what else the machine runs (latency does): a
+    # process saturates when its streams need its core, so this ratio bounds the capacities'.
+    cost = {
+        name: [
+            c
+            for r in rows
+            if r.target == name and (c := r.cpu_ms_per_turn("echo" if name == "echo" else "agent"))
+        ]
+        for name in caps
+    }
+    if all(cost.values()):
+        echo, agent = min(cost["echo"]), min(cost["agent1"])
+        print(
+            f"CPU per turn (least over the levels): echo {echo:.0f} ms, agent {agent:.0f} ms, "
+            f"two agents together {min(cost['agent2']):.0f} ms: an agent turn costs "
+            f"{agent / echo:.1f}x an echo turn"
+        )
     if caps["agent2"] == top:
         print(f"(two agents held the highest level measured, {top}: the ratio is a lower bound)")
 

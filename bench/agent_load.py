@@ -199,9 +199,10 @@ async def turn(
 
 
 def _code(line: str) -> str:
-    marker = '"code": "'
-    at = line.find(marker, line.find('"type": "error"'))
-    return line[at + len(marker) :].split('"', 1)[0] if at >= 0 else "?"
+    """The code of the stream's error message (Gradio's JSON may or may not have spaces)."""
+    compact = line.replace('": "', '":"')
+    at = compact.find('"code":"', compact.find('"type":"error"'))
+    return compact[at + 8 :].split('"', 1)[0] if at >= 0 else "?"
 
 
 async def conversation(

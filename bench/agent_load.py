@@ -160,11 +160,10 @@ class Sampler:
 
 
 async def turn(
-    http: httpx.AsyncClient, target: Target, token: str, cid: str, text: str
+    http: httpx.AsyncClient, target: Target, token: str, cid: str, text: str, session: str
 ) -> tuple[float | None, float | None, str | None]:
     """One message through the gateway: (first output s, turn s, error)."""
     headers = {"Authorization": f"Bearer {token}"}
-    session = uuid.uuid4().hex
     data: list[Any] = [{"text": text, "files": []}, [], cid, "", "", ""][: target.inputs]
     body = {"data": data, "fn_index": target.fn_index, "session_hash": session}
     base = target.gateway + GRADIO + "/gradio_api"
@@ -219,8 +218,10 @@ async def conversation(
             row.failures.append(f"create {made.status_code}")
             return
         cid = str(made.json()["id"])
+    session = uuid.uuid4().hex  # one Gradio session a conversation, as the browser's client
     for n in range(turns):
-        first, took, error = await turn(http, target, token, cid, TURNS[n % len(TURNS)])
+        text = TURNS[n % len(TURNS)]
+        first, took, error = await turn(http, target, token, cid, text, session)
         if first is not None:
             row.first.append(first)
         if took is not None:

@@ -57,7 +57,14 @@ class BackendClient:
         self._http = http or httpx.AsyncClient(
             base_url=settings.backend_url,
             timeout=httpx.Timeout(30.0, connect=5.0),
-            limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
+            # As many kept alive as open: httpcore 1.0 closes every idle connection (and
+            # scans the pool once per connection) whenever more are open than it may keep,
+            # which under a few hundred runs meant a new TCP connection per backend call.
+            # An idle connection is dropped before uvicorn's 5 s keep-alive timeout closes it
+            # from the other end, so a write never goes out on a connection being closed.
+            limits=httpx.Limits(
+                max_connections=64, max_keepalive_connections=64, keepalive_expiry=4.0
+            ),
         )
         self._service_token: str | None = None
         self._service_token_expiry = 0.0

@@ -21,6 +21,7 @@ log = logging.getLogger(__name__)
 PROCESS_ID = f"{socket.gethostname()}:{os.getpid()}"
 RETRY_INTERVAL_S = 0.1
 BUSY = "CONVERSATION_BUSY"
+RENEWAL_WAIT_S = 5.0  # how long a release waits for a renewal already on its way
 
 
 class Busy(Exception):
@@ -41,6 +42,7 @@ class Lease:
         self.archived = False
         self._path = f"/api/agent/conversations/{context.conversation_id}/lease"
         self._heartbeat: asyncio.Task[None] | None = None
+        self._stopping = asyncio.Event()
 
     async def _put(self) -> None:
         await self.client.call(
@@ -68,7 +70,9 @@ class Lease:
         # late renewal still has half the TTL to land.
         interval = max(self.ttl_s / 2, 0.5)
         while True:
-            await asyncio.sleep(interval)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), interval)
+                return
             try:
                 await self._put()
             except BackendError as exc:
@@ -79,9 +83,16 @@ class Lease:
                     return
 
     async def release(self) -> None:
-        """Stop renewing and give the conversation back (best effort: it expires anyway)."""
+        """Stop renewing and give the conversation back (best effort: it expires anyway).
+
+        A renewal already sent is let finish first: cancelled on our side, it could still
+        reach the backend after the release and take the conversation again for a whole TTL
+        (the next message would be CONVERSATION_BUSY).
+        """
+        self._stopping.set()
         if self._heartbeat is not None:
-            self._heartbeat.cancel()
+            await asyncio.wait({self._heartbeat}, timeout=RENEWAL_WAIT_S)
+            self._heartbeat.cancel()  # a renewal hung past that: the release goes out anyway
             with contextlib.suppress(asyncio.CancelledError):
                 await self._heartbeat
         try:

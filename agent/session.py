@@ -196,11 +196,28 @@ class Session:
         for item in self.resources.notices:
             self.turn.notice(item.code, item.message, item.details)
         text = "\n\n".join(p for p in (self.submit.text, self.resources.content()) if p)
-        self.human = HumanMessage(content=attachments.content(text), id=str(uuid.uuid4()))
+        content = attachments.content(text)
+        retried = None if waiting else unanswered_question(snapshot, content)
+        # The same question again after a turn that never answered it (its process died, or
+        # it failed or was stopped before any text): the thread keeps it once, under its id.
+        self.human = retried or HumanMessage(content=content, id=str(uuid.uuid4()))
         if not self.workflows_superseded:
             self.later(self._supersede_workflows())
-        self.later(self._save_question(metadata, attachments))
+        if retried is None or not await self._question_saved():
+            self.later(self._save_question(metadata, attachments))
         return {"messages": [*closing, self.human]}
+
+    async def _question_saved(self) -> bool:
+        """Whether the history's last question is this submit's text (saved by the turn that
+        did not answer it), so a retry adds no second user row."""
+        path = f"/api/assistant/conversations/{self.context.conversation_id}/history"
+        try:
+            body = await self.client.call(self.context, "GET", path, params={"limit": 10})
+        except BackendError as exc:
+            log.warning("could not read the history before a retry: %s", exc)
+            return False
+        questions = [m for m in body.get("items", []) if m.get("role") == "user"]
+        return bool(questions) and questions[-1].get("content") == self.submit.text
 
     async def _read_resources(
         self, attachments: PreparedAttachments
@@ -320,6 +337,17 @@ class Session:
             await self.client.call(self.context, "PUT", path, json=body, timeout=SAVE_TIMEOUT_S)
         except BackendError as exc:
             log.warning("could not store the debug record of message %s: %s", message_id, exc)
+
+
+def unanswered_question(snapshot: Any, content: Any) -> HumanMessage | None:
+    """The thread's last question when it equals `content` and nothing answered it: no model
+    text came after it, only tool calls and their results (a turn cut short)."""
+    for message in reversed((snapshot.values or {}).get("messages", [])):
+        if isinstance(message, HumanMessage):
+            return message if message.content == content else None
+        if isinstance(message, AIMessage) and message.text and not message.tool_calls:
+            return None
+    return None
 
 
 def _answering(mode: str, data: Any) -> bool:

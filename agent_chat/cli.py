@@ -7,14 +7,16 @@ import asyncio
 import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from pydantic import ValidationError
 
-from agent_chat import evaluate, frontend
+from agent_chat import evaluate, frontend, gateway
 from backend.config import Settings
 from backend.pgembed import resolve_database_url
 
@@ -103,32 +105,99 @@ def cmd_up(args: argparse.Namespace) -> int:
     from backend.migrate import upgrade
     from backend.seed import run as seed
 
+    if args.agents < 1 or args.backends < 1:
+        raise ValueError("--agents and --backends need at least 1")
     settings = _settings()
-    frontend.ensure_built()
+    dist = frontend.ensure_built()
     url = _database_url(settings)
     upgrade(url)
     asyncio.run(seed(settings, url))
     env = {**os.environ, "DATABASE_URL": url}
-    backend_url = f"http://{args.host}:{args.backend_port}"
+    taken = {args.web_port}
+    backend_ports = _free_ports(args.host, args.backend_port, args.backends, taken)
+    agent_ports = _free_ports(args.host, args.agent_port, args.agents, taken)
+    web_url = f"http://{args.host}:{args.web_port}"
+    # Several backends: the agents reach them through the gateway too (balanced, failover).
+    backend_url = web_url if args.backends > 1 else f"http://{args.host}:{backend_ports[0]}"
     env.setdefault("BACKEND_URL", backend_url)
     children = [
-        _spawn(["backend", "--host", args.host, "--port", str(args.backend_port)], env),
-        _spawn(["agent", "--host", args.host, "--port", str(args.agent_port)], env),
+        *(_spawn(["backend", "--host", args.host, "--port", str(p)], env) for p in backend_ports),
+        *(_spawn(["agent", "--host", args.host, "--port", str(p)], env) for p in agent_ports),
     ]
-    web = frontend.serve(
-        host=args.host,
-        port=args.web_port,
-        backend_url=backend_url,
-        agent_url=f"http://{args.host}:{args.agent_port}",
-        env=env,
-    )
-    children.append(web)
+    try:
+        children.append(_web(args, settings, dist, backend_ports, agent_ports, env))
+    except gateway.GatewayError:
+        _stop(children)
+        raise
     logins = ", ".join(f"{r} / {settings.seed_password(r) or '?'}" for r in _ROLES)
-    print(f"\nagent-chat backend: {backend_url}/docs")
-    print(f"agent-chat agent: http://{args.host}:{args.agent_port}/api/agent/gradio")
-    print(f"demo logins: {logins}")
-    print(f"\nopen http://{args.host}:{args.web_port}/ in a browser (Ctrl-C stops everything)\n")
+    for port in backend_ports:
+        print(f"\nagent-chat backend: http://{args.host}:{port}/docs", end="")
+    for port in agent_ports:
+        print(f"\nagent-chat agent: http://{args.host}:{port}/api/agent/gradio", end="")
+    print(f"\ndemo logins: {logins}")
+    print(f"\nopen {web_url}/ in a browser (Ctrl-C stops everything)\n")
     return _supervise(children)
+
+
+def _free_ports(host: str, start: int, count: int, taken: set[int]) -> list[int]:
+    """`count` ports from `start` up, skipping ports in use (or already given out)."""
+    ports: list[int] = []
+    port = start
+    while len(ports) < count:
+        if port > 65535:
+            raise ValueError(f"no {count} free ports from {start}")
+        if port not in taken and _is_free(host, port):
+            ports.append(port)
+            taken.add(port)
+        port += 1
+    return ports
+
+
+def _is_free(host: str, port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def _web(
+    args: argparse.Namespace,
+    settings: Settings,
+    dist: Path,
+    backend_ports: list[int],
+    agent_ports: list[int],
+    env: dict[str, str],
+) -> subprocess.Popen[bytes]:
+    """The local gateway: `vite preview` before one backend and one agent, else nginx (the
+    production template: a login stays on one agent, dead replicas are skipped)."""
+    if len(backend_ports) == 1 and len(agent_ports) == 1:
+        return frontend.serve(
+            host=args.host,
+            port=args.web_port,
+            backend_url=f"http://{args.host}:{backend_ports[0]}",
+            agent_url=f"http://{args.host}:{agent_ports[0]}",
+            env=env,
+        )
+    filled = gateway.values(
+        listen=f"{args.host}:{args.web_port}",
+        backend=[f"{args.host}:{p}" for p in backend_ports],
+        agent=[f"{args.host}:{p}" for p in agent_ports],
+        static_root=dist,
+    )
+    return gateway.start((settings.data_dir / "gateway").resolve(), filled)
+
+
+def _stop(children: list[subprocess.Popen[bytes]]) -> None:
+    for child in children:
+        if child.poll() is None:
+            child.terminate()
+    for child in children:
+        try:
+            child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            child.kill()
 
 
 def _supervise(children: list[subprocess.Popen[bytes]]) -> int:
@@ -142,14 +211,7 @@ def _supervise(children: list[subprocess.Popen[bytes]]) -> int:
     signal.signal(signal.SIGTERM, _on_signal)
     while not stop and all(c.poll() is None for c in children):
         time.sleep(0.5)
-    for child in children:
-        if child.poll() is None:
-            child.terminate()
-    for child in children:
-        try:
-            child.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            child.kill()
+    _stop(children)
     return 0 if stop else 1
 
 
@@ -188,6 +250,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend-port", type=int, default=8000)
     p.add_argument("--agent-port", type=int, default=7860)
     p.add_argument("--web-port", type=int, default=5173, help="the browser client")
+    p.add_argument(
+        "--agents",
+        type=int,
+        default=1,
+        help="agent processes, on free ports from --agent-port up (more than one: nginx is "
+        "the gateway)",
+    )
+    p.add_argument(
+        "--backends", type=int, default=1, help="backend processes, from --backend-port up"
+    )
     p.set_defaults(func=cmd_up)
     evaluate.register(sub)
     return parser
@@ -203,7 +275,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValidationError as exc:  # before ValueError, its base: one line, no input values
         print(f"agent-chat: {refusal(exc)}", file=sys.stderr)
         return 2
-    except (ValueError, frontend.FrontendError) as exc:  # refused config, or no Node.js
+    except (ValueError, frontend.FrontendError, gateway.GatewayError) as exc:
+        # a refused config, no Node.js, no nginx
         print(f"agent-chat: {exc}", file=sys.stderr)
         return 2
 

@@ -4,8 +4,11 @@ gateway template (there is no Docker engine here, so this is checked by reading 
 from __future__ import annotations
 
 import ast
+import os
 import re
 import shlex
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +17,9 @@ import yaml
 
 from agent.config import Settings as AgentSettings
 from agent_chat.cli import build_parser
+from agent_chat.gateway import DERIVED, TEMPLATE, placeholders, server_lines
 from backend.config import Settings as BackendSettings
 from backend.main import create_app
-from tests.e2e.gateway import TEMPLATE, placeholders
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
@@ -52,16 +55,20 @@ def _dockerfile(service: str) -> Path:
     return ROOT / build["context"] / build["dockerfile"]
 
 
-def test_the_stack_is_postgres_backend_agent_and_nginx_each_health_checked_and_restarted():
-    assert set(SERVICES) == {"postgres", "backend", "agent", "nginx"}
+def test_the_stack_is_postgres_a_migrate_job_backend_agent_and_nginx():
+    assert set(SERVICES) == {"postgres", "migrate", "backend", "agent", "nginx"}
     for name, service in SERVICES.items():
+        if name == "migrate":  # a job that runs once and exits
+            assert service["restart"] == "no"
+            continue
         assert service.get("restart") in ("unless-stopped", "always"), name
         assert service["healthcheck"]["test"], name
 
 
 def test_services_start_in_order_of_health():
     depends = {name: s.get("depends_on", {}) for name, s in SERVICES.items()}
-    assert depends["backend"] == {"postgres": {"condition": "service_healthy"}}
+    assert depends["migrate"] == {"postgres": {"condition": "service_healthy"}}
+    assert depends["backend"] == {"migrate": {"condition": "service_completed_successfully"}}
     assert depends["agent"] == {"backend": {"condition": "service_healthy"}}
     assert depends["nginx"] == {
         "backend": {"condition": "service_healthy"},
@@ -69,12 +76,15 @@ def test_services_start_in_order_of_health():
     }
 
 
-def test_the_backend_migrates_and_seeds_before_serving_on_the_cli_default_port():
-    script = SERVICES["backend"]["command"][2]
+def test_migrations_and_demo_data_run_once_before_any_backend_replica_serves():
+    script = SERVICES["migrate"]["command"][2]
     steps = [step.strip() for step in script.split("&&")]
-    assert steps[:2] == ["agent-chat migrate", "agent-chat seed"]
-    for step in steps[:2]:  # each is a real subcommand
+    assert steps == ["agent-chat migrate", "agent-chat seed"]
+    for step in steps:  # each is a real subcommand
         build_parser().parse_args(shlex.split(step)[1:])
+    assert "migrate" not in " ".join(SERVICES["backend"]["command"])
+    for seed in ("SEED_ADMIN_PASSWORD", "SEED_EDITOR_PASSWORD", "SEED_VIEWER_PASSWORD"):
+        assert REQUIRED_SECRET.match(_env("migrate")[seed])
     backend = _parsed("backend")
     assert backend["command"] == "backend"
     assert backend["port"] == _cli_defaults("backend")["port"] == 8000
@@ -121,9 +131,12 @@ def _agent_get_routes() -> set[str]:
 
 def test_nginx_gets_every_template_value_and_points_at_the_real_services():
     env = _env("nginx")
-    assert placeholders(TEMPLATE.read_text()) <= set(env)
+    derived = set(DERIVED)
+    assert placeholders(TEMPLATE.read_text()) <= set(env) | derived
+    assert {DERIVED[name] for name in derived} <= set(env)
     assert env["BACKEND_UPSTREAM"] == f"backend:{_parsed('backend')['port']}"
     assert env["AGENT_UPSTREAM"] == f"agent:{_parsed('agent')['port']}"
+    assert env["RESOLVER"] == "127.0.0.11"  # Docker's embedded DNS
     published = [p.rsplit(":", 1)[1] for p in SERVICES["nginx"]["ports"]]
     assert published == [env["LISTEN"]]
     dockerfile = _dockerfile("nginx").read_text()
@@ -132,7 +145,62 @@ def test_nginx_gets_every_template_value_and_points_at_the_real_services():
     assert f"COPY --from=client /frontend/dist {env['STATIC_ROOT']}" in dockerfile
 
 
-@pytest.mark.parametrize("service", ["backend", "agent"])
+@pytest.mark.parametrize("service", ["agent", "backend"])
+def test_the_replicated_services_can_scale(service: str):
+    """`docker compose up --scale agent=3`: no fixed host port or container name, and nginx
+    takes the service name as a re-resolved server of an upstream with a shared zone."""
+    assert "ports" not in SERVICES[service]
+    assert "container_name" not in SERVICES[service]
+    upstream = _env("nginx")[f"{service.upper()}_UPSTREAM"]
+    assert server_lines(upstream) == f"server {upstream} max_fails=1 fail_timeout=5s resolve;"
+    template = TEMPLATE.read_text()
+    group = template.split(f"upstream agentchat_{service} {{", 1)[1].split("\n}", 1)[0]
+    assert f"zone agentchat_{service} " in group
+    assert f"${{{service.upper()}_SERVERS}}" in group
+    assert "resolver ${RESOLVER}" in template
+
+
+def test_the_agent_upstream_keeps_a_login_on_one_replica_and_skips_dead_ones():
+    template = TEMPLATE.read_text()
+    group = template.split("upstream agentchat_agent {", 1)[1].split("\n}", 1)[0]
+    assert "hash $http_authorization consistent;" in group
+    location = template.split("location /api/agent/gradio/ {", 1)[1].split("\n    }", 1)[0]
+    assert "proxy_next_upstream error timeout;" in location
+    assert "proxy_buffering off;" in location
+
+
+def test_the_nginx_image_re_resolves_upstream_names():
+    """`server ... resolve` is open-source nginx from 1.27.3."""
+    dockerfile = _dockerfile("nginx").read_text()
+    image = re.search(r"^FROM nginx:(\d+)\.(\d+)(?:\.(\d+))?-alpine$", dockerfile, flags=re.M)
+    assert image is not None
+    version = tuple(int(part or 0) for part in image.groups())
+    assert version >= (1, 27, 3)
+    copied = re.search(r"COPY --chmod=755 (\S+) /docker-entrypoint\.d/(\S+)$", dockerfile, re.M)
+    assert copied is not None
+    assert (ROOT / copied.group(1)).exists()
+    # Sourced (.envsh) by the image's entrypoint, before 20-envsubst-on-templates.sh.
+    assert copied.group(2).endswith(".envsh") and copied.group(2) < "20-envsubst"
+
+
+SH = shutil.which("sh")
+
+
+@pytest.mark.skipif(SH is None, reason="needs a POSIX sh")
+@pytest.mark.parametrize(
+    "upstream", ["agent:7860", "backend:8000", "10.0.0.7:7860,10.0.0.8:7860", "a:1 10.1.2.3:2"]
+)
+def test_the_image_writes_the_same_server_lines_as_the_local_gateway(upstream: str):
+    script = ROOT / "docker" / "nginx-upstreams.envsh"
+    env = {"PATH": os.environ["PATH"], "BACKEND_UPSTREAM": upstream, "AGENT_UPSTREAM": upstream}
+    shell = '. "$0" && printf "%s\\n%s" "$BACKEND_SERVERS" "$AGENT_SERVERS"'
+    result = subprocess.run(
+        [str(SH), "-c", shell, str(script)], env=env, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.splitlines() == [server_lines(upstream)] * 2
+
+
+@pytest.mark.parametrize("service", ["migrate", "backend", "agent"])
 def test_python_service_variables_are_settings_the_processes_read(service: str):
     fields = set(BackendSettings.model_fields) | set(AgentSettings.model_fields)
     for name in _env(service):
@@ -141,7 +209,7 @@ def test_python_service_variables_are_settings_the_processes_read(service: str):
         assert seed.lower() in BackendSettings.model_fields
 
 
-@pytest.mark.parametrize("service", ["backend", "agent"])
+@pytest.mark.parametrize("service", ["migrate", "backend", "agent"])
 def test_secrets_come_from_the_environment_and_are_required(service: str):
     env = _env(service)
     assert env["ENV"] == "production"

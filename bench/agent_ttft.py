@@ -278,35 +278,43 @@ def stack_env(database_url: str, data_dir: Path) -> dict[str, str]:
 
 
 @contextmanager
-def servers(work: Path) -> Iterator[tuple[str, str, str]]:
-    """(backend, agent, echo) base URLs, all on this machine."""
+def agent_stack(work: Path, stack: ExitStack) -> Iterator[tuple[str, str, dict[str, str]]]:
+    """(backend, agent, env) on a scratch database, the scripted LLM (100 tokens, 25 ms each)
+    behind the agent; the processes live as long as `stack`."""
     script = work / "llm.json"
     script.write_text(json.dumps({"default": {"tokens": 100, "delay_ms": 25}}))
+    database_url = stack.enter_context(scratch_database())
+    env = stack_env(database_url, work / "data")
+    run_cli(["seed"], env)
+    backend, _ = stack.enter_context(
+        serve(["backend"], env, health_path="/readyz", log_path=work / "backend.log")
+    )
+    llm = stack.enter_context(
+        process(
+            ["-m", "tests.fakes.llm_server", "--script", str(script)],
+            env,
+            "/healthz",
+            work / "llm.log",
+        )
+    )
+    agent_env = {
+        **env,
+        "BACKEND_URL": backend,
+        "LLM_API_BASE": llm + "/v1",
+        "LLM_API_KEY": "bench",
+        "AGENT__MAX_MODEL_CALLS": "4",
+    }
+    agent, _ = stack.enter_context(
+        serve(["agent"], agent_env, health_path="/healthz", log_path=work / "agent.log")
+    )
+    yield backend, agent, env
+
+
+@contextmanager
+def servers(work: Path) -> Iterator[tuple[str, str, str]]:
+    """(backend, agent, echo) base URLs, all on this machine."""
     with ExitStack() as stack:
-        database_url = stack.enter_context(scratch_database())
-        env = stack_env(database_url, work / "data")
-        run_cli(["seed"], env)
-        backend, _ = stack.enter_context(
-            serve(["backend"], env, health_path="/readyz", log_path=work / "backend.log")
-        )
-        llm = stack.enter_context(
-            process(
-                ["-m", "tests.fakes.llm_server", "--script", str(script)],
-                env,
-                "/healthz",
-                work / "llm.log",
-            )
-        )
-        agent_env = {
-            **env,
-            "BACKEND_URL": backend,
-            "LLM_API_BASE": llm + "/v1",
-            "LLM_API_KEY": "bench",
-            "AGENT__MAX_MODEL_CALLS": "4",
-        }
-        agent, _ = stack.enter_context(
-            serve(["agent"], agent_env, health_path="/healthz", log_path=work / "agent.log")
-        )
+        backend, agent, env = stack.enter_context(agent_stack(work, stack))
         echo = stack.enter_context(
             process(["bench/echo_app.py"], env, "/healthz", work / "echo.log")
         )

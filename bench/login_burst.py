@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import tempfile
 import time
@@ -33,13 +32,10 @@ from bench.agent_ttft import (  # noqa: E402
     GRADIO,
     PASSWORD,
     Target,
+    agent_stack,
     new_client,
     one_stream,
-    process,
-    scratch_database,
-    stack_env,
 )
-from tests.support.processes import run_cli, serve  # noqa: E402
 
 
 @dataclass
@@ -122,27 +118,8 @@ def report(rows: dict[str, Sample]) -> None:
 @contextmanager
 def stack(work: Path) -> Iterator[tuple[str, str]]:
     """(backend, agent) base URLs, with the scripted LLM behind the agent."""
-    script = work / "llm.json"
-    script.write_text(json.dumps({"default": {"tokens": 100, "delay_ms": 25}}))
-    with ExitStack() as stack:
-        database_url = stack.enter_context(scratch_database())
-        env = stack_env(database_url, work / "data")
-        run_cli(["seed"], env)
-        backend, _ = stack.enter_context(
-            serve(["backend"], env, health_path="/readyz", log_path=work / "backend.log")
-        )
-        llm = stack.enter_context(
-            process(
-                ["-m", "tests.fakes.llm_server", "--script", str(script)],
-                env,
-                "/healthz",
-                work / "llm.log",
-            )
-        )
-        agent_env = {**env, "BACKEND_URL": backend, "LLM_API_BASE": llm + "/v1"}
-        agent, _ = stack.enter_context(
-            serve(["agent"], agent_env, health_path="/healthz", log_path=work / "agent.log")
-        )
+    with ExitStack() as processes:
+        backend, agent, _env = processes.enter_context(agent_stack(work, processes))
         yield backend, agent
 
 

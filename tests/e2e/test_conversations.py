@@ -40,6 +40,29 @@ def test_a_conversation_is_archived_and_restored(page: Page, llm: FakeLLM) -> No
     expect(page.get_by_test_id("composer")).to_be_enabled()
 
 
+def test_archiving_another_conversation_from_the_list_leaves_the_open_one_alone(
+    page: Page, llm: FakeLLM
+) -> None:
+    llm.enqueue({"text": "First answer."}, {"text": "Second answer."})
+    login(page)
+    page.goto("/chat")
+    page.get_by_test_id("new-conversation").click()
+    send(page, "The first of two conversations")
+    expect(page.get_by_test_id("assistant-message")).to_have_text("First answer.")
+    page.get_by_test_id("new-conversation").click()
+    send(page, "The second of two conversations")
+    expect(page.get_by_test_id("assistant-message")).to_have_text("Second answer.")
+
+    first = page.get_by_test_id("conversation").filter(has_text="The first of two")
+    first.get_by_test_id("archive-item").click()
+    expect(first).to_have_count(0)
+
+    # The open conversation is the second one, and it is not archived.
+    expect(page.get_by_text("This conversation is archived")).to_have_count(0)
+    expect(page.get_by_test_id("composer")).to_be_enabled()
+    expect(page.get_by_test_id("assistant-message")).to_have_text("Second answer.")
+
+
 def test_the_interface_switches_to_russian_and_stays_russian_after_a_reload(
     page: Page, llm: FakeLLM
 ) -> None:

@@ -93,7 +93,8 @@ export async function archive(id: string): Promise<void> {
   }
   chat.archiveRefused = null;
   await refresh();
-  if (chat.selected) chat.selected = { ...chat.selected, is_archived: true };
+  // Only the conversation that was archived: one archived from the list may not be the open one.
+  if (chat.selected && chat.selectedId === id) chat.selected = { ...chat.selected, is_archived: true };
 }
 
 export async function restore(id: string): Promise<void> {

@@ -608,6 +608,8 @@ export interface paths {
         /**
          * Query
          * @description Run one read-only SELECT with row, byte and time caps (refusals: SQL_REJECTED).
+         *
+         *     A client that disconnects cancels the statement on the database (audited as CANCELLED).
          */
         post: operations["query_api_datasources__name__query_post"];
         delete?: never;

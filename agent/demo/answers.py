@@ -92,7 +92,8 @@ def _lines(items: list[Any], render: Callable[[Any], str]) -> str:
     return "\n".join(shown + ([f"- … (+{more})"] if more > 0 else []))
 
 
-def _label(item: Any) -> str:
+def label(item: Any) -> str:
+    """A result item's name (its name, key, title, message or id), else its JSON, cut."""
     if not isinstance(item, dict):
         return str(item)
     for key in ("name", "key", "title", "message", "id"):
@@ -187,7 +188,7 @@ def _listing(what_en: str, what_ru: str) -> Callable[[dict[str, Any], str], str]
             f"{what_en}: {body.get('total', len(items))}.",
             f"{what_ru}: {body.get('total', len(items))}.",
         )
-        return head + ("\n" + _lines(items, _label) if items else "")
+        return head + ("\n" + _lines(items, label) if items else "")
 
     return render
 
@@ -200,7 +201,7 @@ def _tables(body: dict[str, Any], lang: str) -> str:
             + "\n"
             + _lines(sources, lambda s: f"{s.get('name')}: {', '.join(s.get('tables', [])) or '—'}")
         )
-    names = ", ".join(_label(t) for t in body.get("items", []))
+    names = ", ".join(label(t) for t in body.get("items", []))
     return _t(
         lang,
         f"Tables in {body.get('datasource')}: {names}.",

@@ -13,7 +13,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from agent.demo.answers import LABEL
+from agent.demo.answers import LABEL, label
 from agent.demo.request import text_of
 
 _LABELLED = re.compile(
@@ -62,14 +62,7 @@ def _describe(label: str, raw: str, ru: bool) -> str:
 
 
 def _name(item: Any) -> str:
-    if isinstance(item, dict):
-        for key in ("name", "title", "message", "id"):
-            if key in item:
-                return str(item[key])[:40]
-        return ""
-    if isinstance(item, list):
-        return ""
-    return str(item)[:40]
+    return "" if isinstance(item, list) else label(item)[:40]  # a row of values has no name
 
 
 def _verdict(prompt: str, ru: bool) -> str:

@@ -7,10 +7,12 @@ stale id is NO_PENDING_CONFIRMATION and nothing runs (no deployment row, no depl
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
+from tests.agent import raw_gradio
 from tests.agent.support import confirm_id, error_code, kinds, of_type
 
 STAGING = {"dashboard_id": 42, "ref": "main", "environment": "staging"}
@@ -108,3 +110,28 @@ def test_a_reject_without_a_call_id_rejects_what_is_pending(
 
     assert of_type(outputs[-1], "tool_error")[0]["metadata"]["error"]["code"] == "REJECTED"
     assert counts(sql) == before
+
+
+def test_over_gradios_raw_api_a_forged_call_id_or_another_users_confirm_runs_nothing(
+    chat, agent_url, tokens, conversation, fake_llm, sql
+):
+    """The same rule through POST /gradio_api/call/chat (no gradio_client): a forged id, and the
+    right id sent by someone who does not own the conversation."""
+    cid = conversation()
+    call = propose(chat, tokens["admin"], cid, fake_llm, STAGING)
+    before = counts(sql)
+    message = {"text": "", "files": []}
+
+    forged = raw_gradio.call(
+        agent_url, tokens["admin"], [message, cid, "confirm", "", '{"call_id": "call_forged"}']
+    )
+    stranger = raw_gradio.call(
+        agent_url, tokens["editor"], [message, cid, "confirm", "", json.dumps({"call_id": call})]
+    )
+
+    assert error_code(forged) == "NO_PENDING_CONFIRMATION"
+    assert error_code(stranger) == "NOT_FOUND"
+    assert counts(sql) == before and len(fake_llm.requests) == 1
+    fake_llm.enqueue({"text": "Deployed."})
+    assert kinds(chat.decide(tokens["admin"], cid, "confirm", call)[-1]) == ["tool_end", "text"]
+    assert counts(sql) == (before[0] + 1, before[1] + 1)

@@ -12,6 +12,7 @@ import os
 import socket
 import time
 import uuid
+from typing import Any
 
 from agent.backend_client import BackendClient, BackendError
 from agent.context import Context
@@ -40,14 +41,16 @@ class Lease:
         # A renewal found the conversation archived: this run had stalled past its lease, the
         # archive went through and deleted the thread, so the run must delete what it writes.
         self.archived = False
+        self.grant: dict[str, Any] = {}  # the backend's answer to the first PUT (run hooks read it)
         self._path = f"/api/agent/conversations/{context.conversation_id}/lease"
         self._heartbeat: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
 
-    async def _put(self) -> None:
-        await self.client.call(
+    async def _put(self) -> dict[str, Any]:
+        answer = await self.client.call(
             self.context, "PUT", self._path, json={"holder": self.holder, "ttl_s": self.ttl_s}
         )
+        return answer if isinstance(answer, dict) else {}
 
     async def acquire(self, *, wait_s: float = 0.0) -> None:
         """Take the lease, retrying for up to `wait_s` while another run holds it; else Busy.
@@ -55,7 +58,7 @@ class Lease:
         deadline = time.monotonic() + wait_s
         while True:
             try:
-                await self._put()
+                self.grant = await self._put()
                 break
             except BackendError as exc:
                 if exc.code != BUSY:

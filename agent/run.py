@@ -9,7 +9,9 @@ then closes open tool calls, keeps the partial answer and releases the lease bef
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
@@ -23,9 +25,11 @@ from agent.backend_client import BackendClient, BackendError
 from agent.checkpoints import StoreUnavailable
 from agent.config import Settings
 from agent.context import Context
+from agent.errors import AgentError
 from agent.graph import Agent
 from agent.lease import Busy, Lease
-from agent.session import STORE_UNAVAILABLE, RunError
+from agent.runs.hooks import HookFactory, Outcome, RunHooks, RunInfo
+from agent.session import STORE_UNAVAILABLE, RunError, Session
 from agent.stream import Turn, updates
 
 log = logging.getLogger(__name__)
@@ -42,8 +46,10 @@ class Runner:
         agent: Agent,
         model: BaseChatModel | None = None,
         tools: Sequence[BaseTool] = (),
+        hooks: Sequence[HookFactory] = (),
     ) -> None:
         self.settings = settings
+        self.hooks = tuple(hooks)  # usage, metrics, traces (agent/runs/hooks.py)
         self.client = client
         self.agent = agent
         self.model = model  # the agent's model, also used by workflow llm_call steps
@@ -78,6 +84,8 @@ class Runner:
             await self._serve(turn, *args)
         except RunError as exc:
             turn.error(exc.code, exc.message, exc.details)
+        except AgentError as exc:
+            turn.error(exc.code, exc.message, exc.details or None)
         except StoreUnavailable:
             turn.error(*STORE_UNAVAILABLE)
         except asyncio.CancelledError:
@@ -125,8 +133,38 @@ class Runner:
             conversation_id=submit.conversation_id,
             focus=submit.focus,
         )
-        lease = await self._check_and_lease(context, submit)
+        info = RunInfo(
+            run_id=uuid.uuid4().hex,
+            mode=submit.mode,
+            action=submit.action,
+            context=context,
+            headers=headers,
+        )
+        hooks = [factory(info) for factory in self.hooks]
+        with contextlib.ExitStack() as stack:
+            for hook in hooks:
+                stack.enter_context(hook.around())
+            for hook in hooks:
+                turn.on_first_output.append(hook.first_output)
+            await self._leased(turn, context, submit, session_type, hooks)
+
+    async def _leased(
+        self,
+        turn: Turn,
+        context: Context,
+        submit: inputs.Submit,
+        session_type: type[Session],
+        hooks: Sequence[RunHooks],
+    ) -> None:
         try:
+            lease = await self._check_and_lease(context, submit)
+        except BaseException as exc:
+            _finished(hooks, _outcome(turn, exc), turn)
+            raise
+        failure: BaseException | None = None
+        try:
+            for hook in hooks:
+                await hook.started(lease.grant)
             await session_type(
                 settings=self.settings,
                 client=self.client,
@@ -137,8 +175,18 @@ class Runner:
                 lease=lease,
                 model=self.model,
                 tools=self.tools,
+                hooks=hooks,
             ).run()
+        except BaseException as exc:
+            failure = exc
+            raise
         finally:
+            _finished(hooks, _outcome(turn, failure), turn)
+            for hook in hooks:
+                try:
+                    await asyncio.shield(hook.flush())
+                except Exception:
+                    log.exception("a run hook failed to flush")
             await asyncio.shield(lease.release())
             if lease.archived:
                 await asyncio.shield(self._delete_thread(context.conversation_id))
@@ -175,3 +223,26 @@ class Runner:
                 "BACKEND_UNAVAILABLE", "The platform is not answering; try again."
             ) from exc
         return lease
+
+
+def _outcome(turn: Turn, failure: BaseException | None) -> Outcome:
+    """How a run ended, for the hooks (the `outcome` label of agent_runs_total)."""
+    if isinstance(failure, asyncio.CancelledError):
+        return Outcome.STOPPED
+    if failure is not None:
+        return Outcome.ERROR
+    kinds = [e.metadata.get("type") for e in turn.entries]
+    if "error" in kinds:
+        return Outcome.ERROR
+    if "confirm_required" in kinds:
+        return Outcome.CONFIRMATION
+    return Outcome.COMPLETED
+
+
+def _finished(hooks: Sequence[RunHooks], outcome: Outcome, turn: Turn) -> None:
+    messages = turn.snapshot()
+    for hook in hooks:
+        try:
+            hook.finished(outcome, messages)
+        except Exception:
+            log.exception("a run hook failed on finish")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Mapping, Sequence
 from typing import Any
 
 from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
@@ -29,6 +29,7 @@ from agent.documents import DocumentError, PreparedAttachments, prepare_attachme
 from agent.graph import Agent, recursion_limit
 from agent.lease import Lease
 from agent.middleware import LlmError
+from agent.runs.hooks import RunHooks
 from agent.stream import Turn, apply
 
 log = logging.getLogger(__name__)
@@ -67,8 +68,10 @@ class Session:
         lease: Lease,
         model: BaseChatModel | None = None,
         tools: Mapping[str, BaseTool] | None = None,
+        hooks: Sequence[RunHooks] = (),
     ) -> None:
         self.settings = settings
+        self.hooks = tuple(hooks)
         self.model = model
         self.tools = dict(tools or {})
         self.client = client
@@ -81,7 +84,7 @@ class Session:
         self.config: RunnableConfig = {
             "configurable": {"thread_id": context.conversation_id},
             "recursion_limit": recursion_limit(settings),
-            "callbacks": [self.recorder],
+            "callbacks": [self.recorder, *(c for h in self.hooks for c in h.callbacks())],
         }
         self.human: HumanMessage | None = None
         self.writes: list[asyncio.Task[Any]] = []

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,8 +71,12 @@ class Turn:
         self._cards: dict[str, int] = {}
         self._calls: dict[str, ToolCall] = {}
         self._started: dict[str, float] = {}
+        self.on_first_output: list[Callable[[], None]] = []  # run hooks: the first text or card
 
     def _touch(self, *, urgent: bool = True) -> None:
+        if self.version == 0 and self.on_first_output:
+            for hook in self.on_first_output:
+                hook()
         self.version += 1
         self.changed.set()
         if urgent:

@@ -107,7 +107,7 @@ class WorkflowSession(Session):
             records=self.records,
             config={
                 "configurable": {"thread_id": self.context.conversation_id},
-                "callbacks": [self.recorder],
+                "callbacks": self.config["callbacks"],
             },
         )
         template_context = {

@@ -7,6 +7,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+@dataclass
+class Spent:
+    """What one run has used of its budgets (agent/middleware.py RunBudget); one per submit."""
+
+    model_calls: int = 0
+    tool_calls: int = 0
+
+
 @dataclass(frozen=True)
 class Context:
     user_token: str = field(repr=False)  # forwarded to the backend as X-On-Behalf-Of
@@ -17,3 +25,4 @@ class Context:
     focus: dict[str, Any] | None = None  # what the person is looking at (FR-023), e.g. a dashboard
     run_id: str | None = None  # the run tools act for (X-Run-Id, in the backend's audit)
     offer_tools: bool = True  # False in mode `none`: the model is offered no tools (NoTools)
+    spent: Spent = field(default_factory=Spent, repr=False, compare=False)  # this run's budgets

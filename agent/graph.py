@@ -11,8 +11,6 @@ from langchain.agents.middleware import (
     AgentMiddleware,
     HumanInTheLoopMiddleware,
     InterruptOnConfig,
-    ModelCallLimitMiddleware,
-    ToolCallLimitMiddleware,
 )
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import ToolCall
@@ -29,7 +27,14 @@ from agent.checkpoints import DurableSaver
 from agent.config import Settings
 from agent.context import Context
 from agent.demo_model import DemoChatModel
-from agent.middleware import ArgumentsFirst, LlmRetry, ModelInput, NoTools, ToolErrors
+from agent.middleware import (
+    ArgumentsFirst,
+    LlmRetry,
+    ModelInput,
+    NoTools,
+    RunBudget,
+    ToolErrors,
+)
 from agent.prompts import SYSTEM_PROMPT
 from agent.tools import CONFIRM_TOOLS, describe_call
 
@@ -75,8 +80,10 @@ def middleware(
         HumanInTheLoopMiddleware(interrupt_on=confirm, interrupt_mode="per_call"),
         *guards,
         ToolErrors(),
-        ModelCallLimitMiddleware(run_limit=settings.agent.max_model_calls, exit_behavior="error"),
-        ToolCallLimitMiddleware(run_limit=settings.agent.max_tool_calls, exit_behavior="end"),
+        RunBudget(
+            max_model_calls=settings.agent.max_model_calls,
+            max_tool_calls=settings.agent.max_tool_calls,
+        ),
         ModelInput(max_input_tokens=settings.llm.max_input_tokens),
         LlmRetry(),
     ]

@@ -12,6 +12,7 @@ from typing import Any
 
 import openai
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
 from langchain.agents.middleware.types import ToolCallRequest
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage, ToolMessage
 from langgraph.errors import GraphBubbleUp
@@ -27,6 +28,7 @@ log = logging.getLogger(__name__)
 
 MAX_ERROR_CHARS = 300
 RETRY_EVENT = {"type": "model_retry"}  # custom stream event: drop the text of the failed attempt
+TOOL_BUDGET_MARK = "tool_budget_exhausted"  # response_metadata of the AI message ending such a run
 
 
 class LlmError(Exception):
@@ -118,6 +120,69 @@ def _is_error_json(content: Any) -> bool:
         return isinstance(json.loads(content), dict) and "error" in json.loads(content)
     except (TypeError, ValueError):
         return False
+
+
+class RunBudget(AgentMiddleware[Any, Context, Any]):
+    """The run's model-call and tool-call budgets, counted in its Context (`Context.spent`).
+
+    It wraps the model call and adds no graph node of its own: with durable checkpoints every
+    node is a Postgres write, and the library's two limit middlewares added three per model call.
+    Past the model-call budget the next call raises ModelCallLimitExceededError (as the library
+    does); a model turn whose tool calls would pass the tool-call budget runs none of them: each
+    gets a NOT_EXECUTED result and the run ends with an AI message marked TOOL_BUDGET_MARK, so the
+    thread stays valid for any provider.
+    """
+
+    def __init__(self, *, max_model_calls: int, max_tool_calls: int) -> None:
+        super().__init__()
+        self.max_model_calls = max_model_calls
+        self.max_tool_calls = max_tool_calls
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Context],
+        handler: Callable[[ModelRequest[Context]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        context = request.runtime.context
+        if not isinstance(context, Context):
+            return await handler(request)
+        spent = context.spent
+        if spent.model_calls >= self.max_model_calls:
+            raise ModelCallLimitExceededError(
+                thread_count=spent.model_calls,
+                run_count=spent.model_calls,
+                thread_limit=None,
+                run_limit=self.max_model_calls,
+            )
+        spent.model_calls += 1
+        response = await handler(request)
+        calls = [c for m in response.result if isinstance(m, AIMessage) for c in m.tool_calls]
+        if spent.tool_calls + len(calls) <= self.max_tool_calls:
+            spent.tool_calls += len(calls)
+            return response
+        message = "Not run: this request used up its tool-call budget."
+        blocked = [
+            ToolMessage(
+                content=json.dumps({"error": {"code": "NOT_EXECUTED", "message": message}}),
+                name=call["name"],
+                tool_call_id=call["id"],
+                status="error",
+            )
+            for call in calls
+        ]
+        end = AIMessage(
+            content="This request used up its tool-call budget.",
+            response_metadata={TOOL_BUDGET_MARK: True},
+        )
+        return ModelResponse(
+            result=[*response.result, *blocked, end],
+            structured_response=response.structured_response,
+        )
+
+
+def ends_out_of_tool_budget(message: BaseMessage) -> bool:
+    """Whether `message` is the AI message RunBudget ends a run with."""
+    return isinstance(message, AIMessage) and bool(message.response_metadata.get(TOOL_BUDGET_MARK))
 
 
 class ModelInput(AgentMiddleware[Any, Context, Any]):

@@ -18,7 +18,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolCall, ToolMessage
 
 from agent.hitl import Pending
-from agent.middleware import RETRY_EVENT
+from agent.middleware import RETRY_EVENT, ends_out_of_tool_budget
 from agent.tools import CONFIRM_TOOLS
 
 MAX_OUTPUT_CHARS = 50_000
@@ -239,10 +239,10 @@ def _apply_updates(turn: Turn, data: dict[str, Any]) -> list[Pending]:
         for message in _messages(update):
             if isinstance(message, ToolMessage):
                 turn.tool_result(message)
+            elif ends_out_of_tool_budget(message):
+                turn.error("BUDGET_EXHAUSTED", "This request used up its tool-call budget.")
             elif isinstance(message, AIMessage) and node == "model":
                 turn.model_message(message)
-            elif isinstance(message, AIMessage) and node.startswith("ToolCallLimitMiddleware"):
-                turn.error("BUDGET_EXHAUSTED", "This request used up its tool-call budget.")
     return pending
 
 

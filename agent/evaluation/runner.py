@@ -28,16 +28,15 @@ from langgraph.errors import GraphRecursionError
 from agent import hitl
 from agent.backend_client import BackendClient
 from agent.config import Settings
-from agent.context import Context
+from agent.context import Context, Spent
 from agent.evaluation.cases import NumberedCase, Turn
 from agent.evaluation.identity import check_service, sign_in
 from agent.evaluation.sandbox import DryRunWrites
 from agent.graph import Agent, build_agent, build_model, recursion_limit
-from agent.middleware import LlmError
+from agent.middleware import LlmError, ends_out_of_tool_budget
 from agent.tools import build_tools
 
 log = logging.getLogger(__name__)
-TOOL_LIMIT_NODE = "ToolCallLimitMiddleware"
 
 
 @dataclass(frozen=True)
@@ -81,10 +80,8 @@ def tools_called(messages: Sequence[BaseMessage], after_id: str) -> tuple[str, .
 def _tool_budget_spent(update: dict[str, Any]) -> bool:
     """Whether the tool-call limit ended the turn (it then answers with an AI message)."""
     return any(
-        node.startswith(TOOL_LIMIT_NODE)
-        and isinstance(data, dict)
-        and any(isinstance(m, AIMessage) for m in data.get("messages") or [])
-        for node, data in update.items()
+        isinstance(data, dict) and any(map(ends_out_of_tool_budget, data.get("messages") or []))
+        for data in update.values()
     )
 
 
@@ -107,7 +104,7 @@ class Evaluator:
             "configurable": {"thread_id": thread},
             "recursion_limit": recursion_limit(self.settings),
         }
-        context = replace(self.user, conversation_id=thread, focus=case.focus)
+        context = replace(self.user, conversation_id=thread, focus=case.focus, spent=Spent())
         question_id = str(uuid.uuid4())
         question = HumanMessage(content=case.query, id=question_id)
         graph_input = {"messages": [*history_messages(case.history), question]}

@@ -124,14 +124,13 @@ def psycopg_url(url: str) -> str:
 
 @asynccontextmanager
 async def open_checkpointer(database_url: str) -> AsyncIterator[DurableSaver]:
-    """The Postgres checkpointer on a small pool; creates its tables (FR-027). The pool checks
-    a connection before lending it, so connections cut by a database restart are replaced."""
+    """The Postgres checkpointer on a small pool; creates its tables (FR-027). Connections cut
+    by a database restart are replaced when a call finds one lost (agent/checkpoints.py)."""
     pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
         psycopg_url(database_url),
         min_size=1,
         max_size=CHECKPOINT_POOL_SIZE,
         open=False,
-        check=AsyncConnectionPool.check_connection,
         kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
     )
     await pool.open(wait=True)

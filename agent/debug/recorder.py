@@ -151,7 +151,17 @@ def _response(result: LLMResult) -> dict[str, Any]:
 
 
 class CallRecorder(AsyncCallbackHandler):
-    """Collects this turn's model calls in the order they started."""
+    """Collects this turn's model calls in the order they started.
+
+    It hears model events only: a turn has dozens of chain events (every graph node and
+    middleware step), each one an awaited no-op per handler otherwise.
+    """
+
+    ignore_chain = True
+    ignore_agent = True
+    ignore_retriever = True
+    ignore_retry = True
+    ignore_custom_event = True
 
     def __init__(self) -> None:
         super().__init__()

@@ -22,6 +22,8 @@ from agent.config import Settings
 from agent.documents.uploads import uploads_only
 from agent.graph import build_agent, build_model, open_checkpointer
 from agent.run import Runner
+from agent.runs import internal
+from agent.runs.cancel import CancelMarker, Cancels
 from agent.tools import build_tools
 
 log = logging.getLogger(__name__)
@@ -53,8 +55,9 @@ def _chat_interface(holder: _Holder, settings: Settings) -> gr.ChatInterface:
         if holder.runner is None:
             raise gr.Error("The agent is starting; try again in a moment.")
         headers = dict(request.headers) if request is not None else {}
+        session = request.session_hash if request is not None else None
         async for messages in holder.runner.chat(
-            message, conversation_id, action, focus, options, headers
+            message, conversation_id, action, focus, options, headers, session
         ):
             yield messages
 
@@ -104,6 +107,7 @@ def _mark_matplotlib_absent() -> None:
 def build_app(settings: Settings) -> FastAPI:
     """The host app: /healthz, and Gradio (every route behind the user-JWT middleware)."""
     holder = _Holder()
+    cancels = Cancels()
     _mark_matplotlib_absent()
 
     @asynccontextmanager
@@ -115,7 +119,12 @@ def build_app(settings: Settings) -> FastAPI:
             model, tools = build_model(settings), build_tools(client)
             agent = build_agent(settings, model=model, tools=tools, checkpointer=checkpointer)
             holder.runner = Runner(
-                settings=settings, client=client, agent=agent, model=model, tools=tools
+                settings=settings,
+                client=client,
+                agent=agent,
+                model=model,
+                tools=tools,
+                cancels=cancels,
             )
             await _warm_up(client)
             if not settings.llm_api_base:
@@ -123,7 +132,9 @@ def build_app(settings: Settings) -> FastAPI:
             try:
                 yield
             finally:
-                holder.runner = None
+                runner, holder.runner = holder.runner, None
+                if runner is not None:
+                    await runner.viewers.aclose()
                 await client.aclose()
 
     app = FastAPI(title="agent-chat agent", lifespan=lifespan, docs_url=None, redoc_url=None)
@@ -143,6 +154,10 @@ def build_app(settings: Settings) -> FastAPI:
         max_file_size=settings.agent.max_file_bytes + UPLOAD_SLACK_BYTES,
         footer_links=[],
     )
+    app.include_router(
+        internal.router(settings, lambda: holder.runner.live if holder.runner else None)
+    )
+    app.add_middleware(CancelMarker, cancels=cancels, prefix=GRADIO_PATH)  # inside the auth check
     app.add_middleware(UserAuthMiddleware, settings=settings, prefix=GRADIO_PATH)
     return app
 

@@ -47,6 +47,9 @@ class AgentSettings(BaseModel):
     max_resource_tokens: int = 2000
     lease_ttl_s: float = 10.0
     confirm_wait_s: float = 2.0
+    # where other replicas reach this process's live runs (agent/runs/internal.py); `agent-chat
+    # agent` sets it from its host and port when unset
+    advertise_url: str | None = None
 
 
 class DiagnosisSettings(BaseModel):

@@ -14,7 +14,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 TRUNCATED_SUFFIX = "[...truncated]"
-ACTIONS = ("", "confirm", "reject")
+WATCH_ACTIONS = ("attach", "stop")  # a live run: watch it, or stop it (agent/runs/viewers.py)
+ACTIONS = ("", "confirm", "reject", *WATCH_ACTIONS)
 MAX_FOCUS_CHARS = 2000
 MAX_OPTIONS_CHARS = 20_000
 MAX_RESOURCES = 20
@@ -148,8 +149,10 @@ def parse(
         raise InputError("conversation_id must be a conversation's UUID") from exc
     action = (action or "").strip() if isinstance(action, str | type(None)) else action
     if action not in ACTIONS:
-        raise InputError("action must be '', 'confirm' or 'reject'")
-    if not action and not text.strip() and not files:
+        raise InputError("action must be '', 'confirm', 'reject', 'attach' or 'stop'")
+    if action in WATCH_ACTIONS:  # the message is ignored: nothing of it is read or stored
+        text, files = "", []
+    elif not action and not text.strip() and not files:
         raise InputError("The message is empty")
     parsed = _options(options)
     text, truncated = truncate(text, max_chars)

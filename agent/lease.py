@@ -32,8 +32,18 @@ class Busy(Exception):
 class Lease:
     """The run's hold on one conversation; renew it with `heartbeat()` and `release()` it."""
 
-    def __init__(self, client: BackendClient, context: Context, *, ttl_s: float) -> None:
+    def __init__(
+        self,
+        client: BackendClient,
+        context: Context,
+        *,
+        ttl_s: float,
+        run_id: str | None = None,
+        owner_url: str | None = None,
+    ) -> None:
         self.client = client
+        self.run_id = run_id  # written with the lease: viewers on other replicas find the run
+        self.owner_url = owner_url
         self.context = context
         self.ttl_s = ttl_s
         self.holder = f"{PROCESS_ID}:{uuid.uuid4().hex[:12]}"[-128:]
@@ -47,9 +57,12 @@ class Lease:
         self._stopping = asyncio.Event()
 
     async def _put(self) -> dict[str, Any]:
-        answer = await self.client.call(
-            self.context, "PUT", self._path, json={"holder": self.holder, "ttl_s": self.ttl_s}
-        )
+        body: dict[str, Any] = {"holder": self.holder, "ttl_s": self.ttl_s}
+        if self.run_id:
+            body["run_id"] = self.run_id
+        if self.owner_url:
+            body["owner_url"] = self.owner_url
+        answer = await self.client.call(self.context, "PUT", self._path, json=body)
         return answer if isinstance(answer, dict) else {}
 
     async def acquire(self, *, wait_s: float = 0.0) -> None:

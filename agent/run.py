@@ -25,10 +25,13 @@ from agent.backend_client import BackendClient, BackendError
 from agent.checkpoints import StoreUnavailable
 from agent.config import Settings
 from agent.context import Context
-from agent.errors import AgentError
+from agent.errors import AgentError, Code
 from agent.graph import Agent
 from agent.lease import Busy, Lease
+from agent.runs.cancel import Cancels
 from agent.runs.hooks import HookFactory, Outcome, RunHooks, RunInfo
+from agent.runs.live import LiveHook, LiveRuns
+from agent.runs.viewers import Viewers
 from agent.session import STORE_UNAVAILABLE, RunError, Session
 from agent.stream import Turn, updates
 
@@ -47,9 +50,19 @@ class Runner:
         model: BaseChatModel | None = None,
         tools: Sequence[BaseTool] = (),
         hooks: Sequence[HookFactory] = (),
+        cancels: Cancels | None = None,
     ) -> None:
         self.settings = settings
-        self.hooks = tuple(hooks)  # usage, metrics, traces (agent/runs/hooks.py)
+        self.live = LiveRuns()  # the runs this process owns (agent/runs/live.py)
+        self.cancels = cancels or Cancels()  # sessions whose job a person cancelled
+        self.viewers = Viewers(
+            runs=self.live,
+            client=client,
+            own_url=settings.agent.advertise_url,
+            lease_ttl_s=settings.agent.lease_ttl_s,
+        )
+        live: HookFactory = lambda info: LiveHook(info, self.live)  # noqa: E731
+        self.hooks = (live, *hooks)  # then usage, metrics, traces (agent/runs/hooks.py)
         self.client = client
         self.agent = agent
         self.model = model  # the agent's model, also used by workflow llm_call steps
@@ -63,21 +76,64 @@ class Runner:
         focus: Any,
         options: Any,
         headers: Mapping[str, str],
+        session: str | None = None,
     ) -> AsyncIterator[list[dict[str, Any]]]:
-        """Stream this turn's assistant messages (CONTRACT.md stream protocol)."""
+        """Stream this turn's assistant messages (CONTRACT.md stream protocol).
+
+        The run is its conversation's, not this stream's: a viewer that goes away (a reload,
+        a closed tab, a lost network) leaves it running to its end, stored as if watched.
+        Only an explicit stop ends it early: `action: "stop"`, or Gradio's cancel of the job
+        that started it (`session` is that job's Gradio session).
+        """
+        if isinstance(action, str) and action.strip() in inputs.WATCH_ACTIONS:
+            async for snapshot in self._watch(message, conversation_id, action, headers):
+                yield snapshot
+            return
         turn = Turn(thread_id=str(conversation_id or ""))
         task = asyncio.create_task(
             self._run(turn, message, conversation_id, action, focus, options, headers)
         )
+        self.live.keep(task)
         try:
             async for snapshot in updates(turn):
                 yield snapshot
         finally:
-            if not task.done():
+            if not task.done() and self.cancels.cancelled(session):
                 task.cancel()
-            # Let the run clean up (close tool calls, persist, release) even while we are being
-            # cancelled ourselves; a second cancel leaves it finishing in the background.
-            await asyncio.shield(asyncio.wait({task}))
+                # Let the run clean up (close tool calls, persist, release) even while we are
+                # being cancelled ourselves; a second cancel leaves it finishing on its own.
+                await asyncio.shield(asyncio.wait({task}))
+
+    async def _watch(
+        self, message: Any, conversation_id: Any, action: str, headers: Mapping[str, str]
+    ) -> AsyncIterator[list[dict[str, Any]]]:
+        """`attach` or `stop` the conversation's live run (agent/runs/viewers.py)."""
+        turn = Turn(thread_id=str(conversation_id or ""))
+        try:
+            user = verify_user(self.settings, bearer_token(headers))
+            submit = inputs.parse(
+                message, conversation_id, action, "", "", max_chars=1, default_mode="dynamic"
+            )
+        except AuthError as exc:
+            turn.error(Code.UNAUTHORIZED, exc.message)
+            yield turn.snapshot()
+            return
+        except inputs.InputError as exc:
+            turn.error(exc.code, exc.message)
+            yield turn.snapshot()
+            return
+        context = Context(
+            user_token=user.token,
+            user_id=user.user_id,
+            username=user.username,
+            roles=user.roles,
+            conversation_id=submit.conversation_id,
+        )
+        if submit.action == "stop":
+            yield await self.viewers.stop(context)
+            return
+        async for snapshot in self.viewers.attach(context):
+            yield snapshot
 
     async def _run(self, turn: Turn, *args: Any) -> None:
         try:
@@ -139,6 +195,7 @@ class Runner:
             action=submit.action,
             context=context,
             headers=headers,
+            turn=turn,
         )
         hooks = [factory(info) for factory in self.hooks]
         with contextlib.ExitStack() as stack:
@@ -157,7 +214,7 @@ class Runner:
         hooks: Sequence[RunHooks],
     ) -> None:
         try:
-            lease = await self._check_and_lease(context, submit)
+            lease = await self._check_and_lease(context, submit, run_id=hooks_run_id(hooks))
         except BaseException as exc:
             _finished(hooks, _outcome(turn, exc), turn)
             raise
@@ -198,11 +255,19 @@ class Runner:
         if isinstance(saver, BaseCheckpointSaver):
             await saver.adelete_thread(thread_id)
 
-    async def _check_and_lease(self, context: Context, submit: inputs.Submit) -> Lease:
+    async def _check_and_lease(
+        self, context: Context, submit: inputs.Submit, *, run_id: str | None = None
+    ) -> Lease:
         """Take the conversation's lease; the backend checks ownership in the same call (someone
         else's conversation is 404) and refuses an archived one, so a run needs one round trip
         before its first model call."""
-        lease = Lease(self.client, context, ttl_s=self.settings.agent.lease_ttl_s)
+        lease = Lease(
+            self.client,
+            context,
+            ttl_s=self.settings.agent.lease_ttl_s,
+            run_id=run_id,
+            owner_url=self.settings.agent.advertise_url,
+        )
         try:
             await lease.acquire(wait_s=self.settings.agent.confirm_wait_s if submit.action else 0)
         except Busy as exc:
@@ -223,6 +288,10 @@ class Runner:
                 "BACKEND_UNAVAILABLE", "The platform is not answering; try again."
             ) from exc
         return lease
+
+
+def hooks_run_id(hooks: Sequence[RunHooks]) -> str | None:
+    return hooks[0].info.run_id if hooks else None
 
 
 def _outcome(turn: Turn, failure: BaseException | None) -> Outcome:

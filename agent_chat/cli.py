@@ -68,6 +68,10 @@ def cmd_agent(args: argparse.Namespace) -> int:
 
     agent_settings = AgentSettings()
     agent_settings.database_url = _database_url(_settings())
+    if not agent_settings.agent.advertise_url:
+        wildcard = args.host in ("0.0.0.0", "::", "")  # noqa: S104 (reading, not binding)
+        host = socket.gethostname() if wildcard else args.host
+        agent_settings.agent.advertise_url = f"http://{host}:{args.port}"
     serve_agent(args.host, args.port, agent_settings)
     return 0
 

@@ -91,5 +91,8 @@ class AgentRun(Base):
         ForeignKey("agent_conversations.id", ondelete="CASCADE"), primary_key=True
     )
     holder: Mapped[str] = mapped_column(String(128))
+    # The run holding the lease and where its live turn is served (agent/runs/viewers.py).
+    run_id: Mapped[str | None] = mapped_column(String(64), default=None)
+    owner_url: Mapped[str | None] = mapped_column(String(512), default=None)
     acquired_at: Mapped[datetime] = mapped_column(default=utcnow)
     expires_at: Mapped[datetime] = mapped_column()

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Query, Request, Response, status
 
 from backend.conversations import search, service
 from backend.conversations.checkpoints import Checkpoints
-from backend.conversations.models import Message
+from backend.conversations.models import AgentRun, Message
 from backend.conversations.schemas import (
     ActiveRead,
     ConversationCreate,
@@ -23,8 +23,9 @@ from backend.conversations.schemas import (
     MessageCreate,
     MessageRead,
 )
+from backend.db import utcnow
 from backend.deps import AgentPrincipal, CurrentPrincipal, Page, SessionDep, SettingsDep
-from backend.errors import responses
+from backend.errors import NotFound, responses
 
 router = APIRouter(tags=["conversations"])
 PREFIX = "/api/assistant/conversations"
@@ -193,11 +194,22 @@ AGENT = "/api/agent/conversations/{conversation_id}"
 
 @router.get(AGENT + "/active", response_model=ActiveRead, responses=ERRORS)
 async def active(conversation_id: uuid.UUID, principal: CurrentPrincipal, session: SessionDep):
-    """Whether an agent run currently holds the conversation."""
-    live = await service.is_active(
-        session=session, actor=principal, conversation_id=conversation_id
-    )
-    return ActiveRead(active=live)
+    """Whether an agent run currently holds the conversation, and which (`run_id`)."""
+    run = await service.live_run(session=session, actor=principal, conversation_id=conversation_id)
+    if run is None or run.expires_at <= utcnow():
+        return ActiveRead(active=False)
+    return ActiveRead(active=True, run_id=run.run_id, started_at=run.acquired_at)
+
+
+@router.get(AGENT + "/lease", response_model=LeaseRead, responses=ERRORS)
+async def read_lease(conversation_id: uuid.UUID, principal: AgentPrincipal, session: SessionDep):
+    """The conversation's lease (agent service, on behalf of the owner): which run holds it,
+    where it is served, and whether it `expired` (its process stopped renewing it); 404 when
+    no run holds it or it is someone else's conversation."""
+    run = await service.live_run(session=session, actor=principal, conversation_id=conversation_id)
+    if run is None:
+        raise NotFound("No run holds this conversation", code="NO_ACTIVE_RUN")
+    return _lease(run, expired=run.expires_at <= utcnow())
 
 
 @router.put(
@@ -214,9 +226,21 @@ async def acquire_lease(
         conversation_id=conversation_id,
         holder=body.holder,
         ttl_s=body.ttl_s,
+        run_id=body.run_id,
+        owner_url=body.owner_url,
     )
+    return _lease(run)
+
+
+def _lease(run: AgentRun, *, expired: bool = False) -> LeaseRead:
     return LeaseRead(
-        conversation_id=run.conversation_id, holder=run.holder, expires_at=run.expires_at
+        conversation_id=run.conversation_id,
+        holder=run.holder,
+        expires_at=run.expires_at,
+        run_id=run.run_id,
+        owner_url=run.owner_url,
+        acquired_at=run.acquired_at,
+        expired=expired,
     )
 
 

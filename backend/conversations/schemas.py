@@ -78,13 +78,22 @@ class HistoryPage(BaseModel):
 class LeaseRequest(BaseModel):
     holder: str = Field(min_length=1, max_length=128)
     ttl_s: float = Field(default=15, gt=0, le=300)
+    run_id: str | None = Field(default=None, max_length=64)
+    # where the holder serves the live run to other replicas (http(s) only)
+    owner_url: str | None = Field(default=None, max_length=512, pattern=r"^https?://")
 
 
 class LeaseRead(BaseModel):
     conversation_id: uuid.UUID
     holder: str
     expires_at: datetime
+    run_id: str | None = None
+    owner_url: str | None = None
+    acquired_at: datetime | None = None
+    expired: bool = False  # GET only: the holder stopped renewing (its process died)
 
 
 class ActiveRead(BaseModel):
     active: bool
+    run_id: str | None = None  # the live run, when active
+    started_at: datetime | None = None

@@ -221,6 +221,8 @@ async def acquire_lease(
     conversation_id: uuid.UUID,
     holder: str,
     ttl_s: float,
+    run_id: str | None = None,
+    owner_url: str | None = None,
 ) -> AgentRun:
     """Take or renew the run lease atomically; another live holder means CONVERSATION_BUSY,
     an archived conversation CONVERSATION_ARCHIVED (no run starts on one, nor goes on)."""
@@ -234,12 +236,21 @@ async def acquire_lease(
     expires = now + timedelta(seconds=ttl_s)
     stmt = (
         insert(AgentRun)
-        .values(conversation_id=conversation_id, holder=holder, acquired_at=now, expires_at=expires)
+        .values(
+            conversation_id=conversation_id,
+            holder=holder,
+            acquired_at=now,
+            expires_at=expires,
+            run_id=run_id,
+            owner_url=owner_url,
+        )
         .on_conflict_do_update(
             index_elements=[AgentRun.conversation_id],
             set_={
                 "holder": holder,
                 "expires_at": expires,
+                "run_id": run_id,
+                "owner_url": owner_url,
                 # A renewal by the same holder keeps its start; a takeover starts anew.
                 "acquired_at": case((AgentRun.holder == holder, AgentRun.acquired_at), else_=now),
             },
@@ -289,3 +300,11 @@ async def release_lease(
 async def is_active(*, session: AsyncSession, actor: Principal, conversation_id: uuid.UUID) -> bool:
     await get(session=session, actor=actor, conversation_id=conversation_id)
     return await _run_holds(session, conversation_id)
+
+
+async def live_run(
+    *, session: AsyncSession, actor: Principal, conversation_id: uuid.UUID
+) -> AgentRun | None:
+    """The conversation's lease row, expired or not (owner only: someone else's is 404)."""
+    await get(session=session, actor=actor, conversation_id=conversation_id)
+    return await session.get(AgentRun, conversation_id)

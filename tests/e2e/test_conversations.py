@@ -87,11 +87,13 @@ def test_a_second_tab_is_told_the_conversation_is_busy(
     llm.enqueue({"text": " ".join(["slow"] * 200), "delay_ms": 80})
     login(page)
     open_chat(page)
+    # Open before the run starts: a tab opened while it runs follows it (test_live_answers.py).
+    other = page.context.new_page()  # same browser session: same sign-in, same conversation
+    other.goto("/chat")
+    expect(other.get_by_test_id("send")).to_be_visible()
     send(page, "Take your time")
     expect(page.get_by_test_id("assistant-message")).to_contain_text("slow")
 
-    other = page.context.new_page()  # same browser session: same sign-in, same conversation
-    other.goto("/chat")
     other.get_by_test_id("composer").fill("Me too")
     other.get_by_test_id("send").click()
     expect(other.get_by_test_id("error")).to_have_attribute("data-code", "CONVERSATION_BUSY")

@@ -1,5 +1,7 @@
 // The browser's only door to the agent: @gradio/client is imported here and nowhere else.
 // One AgentChannel per conversation, one job in flight per channel (FR-002, FR-014, FR-015).
+// A run is its conversation's, not its connection's (CONTRACT.md, "Runs outlive the page"):
+// `attach` follows the live run again, `stop` ends it from any tab; neither counts as the job.
 
 import { Client, handle_file } from "@gradio/client";
 import type { Mode } from "./mode.svelte";
@@ -43,6 +45,9 @@ export class AgentUnauthorized extends Error {}
 
 type Job = ReturnType<Client["submit"]>;
 
+/** How long Stop waits for the agent to take `stop` before it cancels the job instead. */
+export const STOP_TIMEOUT_MS = 3000;
+
 const BROKEN = /connection errored|failed to fetch|networkerror|network error|load failed/i;
 const UNAUTHORIZED = /\b401\b|credentials|not authorized/i;
 
@@ -71,9 +76,9 @@ export class AgentChannel {
   }
 
   /** Connect once (concurrent callers share the attempt); while the agent is unreachable,
-   * retry 5 x 5 s. */
-  connect(): Promise<Client> {
-    this.#connecting ??= this.#open().then(
+   * retry 5 x 5 s (or `attempts` times, for a caller with its own retry loop). */
+  connect(attempts?: number): Promise<Client> {
+    this.#connecting ??= this.#open(attempts).then(
       (client) => (this.#client = client),
       (error: unknown) => {
         this.#connecting = null;
@@ -83,7 +88,7 @@ export class AgentChannel {
     return this.#connecting;
   }
 
-  async #open(): Promise<Client> {
+  async #open(attempts?: number): Promise<Client> {
     const url = new URL(AGENT_PATH, window.location.origin).href;
     const open = async () => {
       try {
@@ -99,20 +104,72 @@ export class AgentChannel {
     };
     const isFatal = (e: unknown) => e instanceof AgentUnauthorized;
     const onRetry = (attempt: number, total: number) => this.onRetry?.(attempt, total);
-    return withRetries(open, { ...this.retry, isFatal, onRetry });
+    const retry = attempts === undefined ? this.retry : { ...this.retry, attempts };
+    return withRetries(open, { ...retry, isFatal, onRetry });
   }
 
   /** Submit one turn and report each streamed list of this turn's messages. */
   async run(input: TurnInput, onUpdate: (items: ChatItem[]) => void): Promise<TurnEnd> {
     if (this.#job) throw new Error("a job is already in flight on this conversation");
     const client = await this.connect();
-    const job = client.submit("/chat", {
-      message: { text: input.text, files: input.files.map((f) => handle_file(f)) },
-      conversation_id: this.conversationId,
-      action: input.action,
-      focus: input.focus,
-      options: encodeOptions(input.options),
-    });
+    return this.#follow(
+      client.submit("/chat", {
+        message: { text: input.text, files: input.files.map((f) => handle_file(f)) },
+        conversation_id: this.conversationId,
+        action: input.action,
+        focus: input.focus,
+        options: encodeOptions(input.options),
+      }),
+      onUpdate,
+    );
+  }
+
+  /** Follow the conversation's live run (`action: "attach"`): the first value is the turn so
+   * far, then it streams as if watched from the start. `connectAttempts` bounds the connect. */
+  async attach(onUpdate: (items: ChatItem[]) => void, connectAttempts?: number): Promise<TurnEnd> {
+    if (this.#job) throw new Error("a job is already in flight on this conversation");
+    const client = await this.connect(connectAttempts);
+    if (this.#job) throw new Error("a job is already in flight on this conversation");
+    return this.#follow(client.submit("/chat", this.#control("attach")), onUpdate);
+  }
+
+  /** Stop the conversation's run wherever it runs (`action: "stop"`, a short job of its own:
+   * Gradio's cancel would end every job of this client). True when the agent took the stop;
+   * false when the request could not be made or was refused (the caller falls back to cancel). */
+  async stop(timeoutMs = STOP_TIMEOUT_MS): Promise<boolean> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    const request = (async () => {
+      try {
+        const client = await this.connect(1);
+        let refused = false;
+        for await (const event of client.submit("/chat", this.#control("stop"))) {
+          if (event.type === "data") {
+            refused ||= normaliseTurn(event.data[0]).some((i) => i.metadata.type === "error");
+          } else if (event.type === "status" && event.stage === "error") {
+            return false;
+          } else if (event.type === "status" && event.stage === "complete") {
+            break;
+          }
+        }
+        return !refused;
+      } catch {
+        return false;
+      }
+    })();
+    try {
+      return await Promise.race([request, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #control(action: "attach" | "stop") {
+    const message = { text: "", files: [] };
+    return { message, conversation_id: this.conversationId, action, focus: "", options: "" };
+  }
+
+  async #follow(job: Job, onUpdate: (items: ChatItem[]) => void): Promise<TurnEnd> {
     this.#job = job;
     const stopped = new Promise<TurnEnd>((resolve) => {
       this.#stop = () => resolve({ kind: "cancelled" });
@@ -155,7 +212,8 @@ export class AgentChannel {
     }
   }
 
-  /** Stop the job in flight (FR-014); what has streamed so far stays on screen. */
+  /** End the job in flight here and cancel it through Gradio (Stop's fallback when `stop`
+   * could not be sent); what has streamed so far stays on screen. */
   async cancel(): Promise<void> {
     const job = this.#job;
     this.#stop?.();

@@ -62,6 +62,7 @@ export function select(id: string | null): void {
   if (id) localStorage.setItem(KEY, id);
   else localStorage.removeItem(KEY);
   closeIdleChannels(id);
+  if (id) void threads.get(id)?.rejoin(); // a run may have started here in another tab
   if (id && !chat.selected) void refresh();
 }
 
@@ -148,6 +149,7 @@ export async function search(query: string, more = false): Promise<void> {
 /** Forget everything of the signed-out user. */
 export function reset(): void {
   closeAllChannels();
+  for (const thread of threads.values()) thread.dispose();
   threads.clear();
   chat.list = [];
   chat.selected = null;

@@ -16,6 +16,7 @@ export const ERROR_CODES = [
   // Not in the contract's list, but sent by the agent:
   "CONVERSATION_ARCHIVED",
   "BACKEND_UNAVAILABLE",
+  "RUN_INTERRUPTED",
   "INTERNAL_ERROR",
   "WORKFLOW_FAILED",
 ] as const;

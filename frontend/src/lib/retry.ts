@@ -41,3 +41,25 @@ export async function withRetries<T>(task: () => Promise<T>, options: RetryOptio
   }
   throw new RetriesExhausted(attempts, last);
 }
+
+// Following a run again after its stream dropped (CONTRACT.md, "Runs outlive the page"):
+// attach at once-ish, then back off, and give up ("connection lost") after about 30 s.
+export const RESUME_FIRST_DELAY_MS = 500;
+export const RESUME_MAX_DELAY_MS = 8000;
+export const RESUME_BOUND_MS = 30000;
+
+/** The waits before each re-attach: 0.5, 1, 2, 4, 8, 8 ... s, `boundMs` in all. */
+export function resumeDelays(
+  boundMs = RESUME_BOUND_MS,
+  firstMs = RESUME_FIRST_DELAY_MS,
+  maxMs = RESUME_MAX_DELAY_MS,
+): number[] {
+  const delays: number[] = [];
+  let total = 0;
+  for (let next = firstMs; total < boundMs; next = Math.min(next * 2, maxMs)) {
+    const delay = Math.min(next, boundMs - total);
+    delays.push(delay);
+    total += delay;
+  }
+  return delays;
+}

@@ -66,7 +66,7 @@ def serve(
             stderr=subprocess.STDOUT,
         )
         try:
-            # A loaded machine starts slowly (make test starts a stack in each xdist worker at once).
+            # A loaded machine starts slowly (make test: every xdist worker starts a stack at once).
             wait_http(base + health_path, proc=proc, timeout=300)
             yield base, proc
         finally:

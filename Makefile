@@ -1,6 +1,8 @@
 # The two commands that matter: `make run` (the product) and `make test` (the suite).
 SHELL := /bin/bash
 UV := $(shell command -v uv 2>/dev/null || echo "$(HOME)/.local/bin/uv")
+# Test workers (pytest-xdist): most tests wait on processes, so 3 on two cores; 0 runs serially.
+PYTEST_WORKERS ?= 3
 
 .PHONY: run test install lint typecheck check bench fmt frontend-deps frontend-check frontend-build api-types
 
@@ -22,8 +24,9 @@ typecheck: install
 
 check: lint typecheck frontend-check
 
+# Groups (a module, or a suite sharing one private stack) and their order: tests/support/groups.py.
 test: check frontend-build
-	$(UV) run pytest
+	$(UV) run pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
 fmt: install
 	$(UV) run ruff format .

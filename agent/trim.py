@@ -56,8 +56,8 @@ def _shrink(messages: list[AnyMessage], max_tokens: int) -> list[AnyMessage]:
     while message_tokens(out) > max_tokens:
         sizes = [len(m.content) if isinstance(m.content, str) else 0 for m in out]
         longest = max(range(len(out)), key=sizes.__getitem__)
-        if sizes[longest] <= MIN_KEEP_CHARS:
-            break
+        if sizes[longest] <= MIN_KEEP_CHARS + len(TRUNCATION_MARK):
+            break  # at the floor (a text cut once is that long): cutting again cannot shrink it
         text = str(out[longest].content)
         excess = (message_tokens(out) - max_tokens) * 4 + len(TRUNCATION_MARK)
         cut = max(MIN_KEEP_CHARS, len(text) - excess)

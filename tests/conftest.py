@@ -21,6 +21,22 @@ AGENT_CLIENT_SECRET = "test-agent-client-secret"
 PASSWORDS = {"admin": "admin-test-pass", "editor": "editor-test-pass", "viewer": "viewer-test-pass"}
 
 
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """`-n N --dist loadgroup`: the suite's groups (tests/support/groups.py)."""
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from tests.support.groups import SuiteScheduling
+
+    return SuiteScheduling(config, log)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if getattr(config, "workerinput", None) is not None and config.getoption("loadgroup", False):
+        from tests.support.groups import longest_first
+
+        longest_first(items)
+
+
 @pytest.fixture(scope="session")
 def database_url() -> Iterator[str]:
     admin = db.server_url()

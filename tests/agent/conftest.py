@@ -26,8 +26,11 @@ def fake_llm() -> Iterator[FakeLLM]:
 
 
 @pytest.fixture(autouse=True)
-def _fresh_script(fake_llm: FakeLLM) -> None:
-    fake_llm.reset()
+def _fresh_script(request: pytest.FixtureRequest) -> None:
+    """A test that talks to the fake LLM (itself or through an agent) starts from an empty
+    script; a test that needs no model (tests/agent/unit/) never starts the server."""
+    if "fake_llm" in request.fixturenames:
+        request.getfixturevalue("fake_llm").reset()
 
 
 @pytest.fixture(scope="session")

@@ -66,7 +66,8 @@ def serve(
             stderr=subprocess.STDOUT,
         )
         try:
-            wait_http(base + health_path, proc=proc, timeout=180)  # a loaded machine starts slowly
+            # A loaded machine starts slowly (make test: every xdist worker starts a stack at once).
+            wait_http(base + health_path, proc=proc, timeout=300)
             yield base, proc
         finally:
             stop(proc)

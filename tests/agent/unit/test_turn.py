@@ -9,7 +9,7 @@ import json
 from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 
 from agent.hitl import Pending
-from agent.middleware import RETRY_EVENT
+from agent.middleware import RETRY_EVENT, TOOL_BUDGET_MARK
 from agent.stream import MAX_OUTPUT_CHARS, Turn, apply, updates
 from tests.agent.unit.scripted import approval, say
 
@@ -140,11 +140,13 @@ def test_an_interrupt_is_returned_as_pending_and_shown_as_a_confirm_card():
     assert message["metadata"]["call_id"] == "c"
 
 
-def test_the_tool_call_limit_ends_the_turn_with_budget_exhausted():
+def test_the_tool_call_budget_ends_the_turn_with_budget_exhausted():
     turn = Turn("t")
-    apply(turn, "updates", {"ToolCallLimitMiddleware.after_model": {"messages": [AIMessage("x")]}})
+    end = AIMessage("x", response_metadata={TOOL_BUDGET_MARK: True})  # RunBudget's last message
+    apply(turn, "updates", {"model": {"messages": [AIMessage("plain"), end]}})
 
-    assert turn.snapshot()[0]["metadata"]["code"] == "BUDGET_EXHAUSTED"
+    assert [m["metadata"].get("type", "text") for m in turn.snapshot()] == ["text", "error"]
+    assert turn.snapshot()[1]["metadata"]["code"] == "BUDGET_EXHAUSTED"
 
 
 def test_a_huge_output_is_shown_as_a_preview():

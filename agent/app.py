@@ -22,7 +22,7 @@ from agent.config import Settings
 from agent.documents.uploads import uploads_only
 from agent.graph import build_agent, build_model, open_checkpointer
 from agent.run import Runner
-from agent.tools import build_tools
+from agent.tools.registry import build_tools
 
 log = logging.getLogger(__name__)
 

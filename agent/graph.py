@@ -31,7 +31,7 @@ from agent.context import Context
 from agent.demo_model import DemoChatModel
 from agent.middleware import ArgumentsFirst, LlmRetry, ModelInput, NoTools, ToolErrors
 from agent.prompts import SYSTEM_PROMPT
-from agent.tools import CONFIRM_TOOLS, describe_call
+from agent.tools.names import CONFIRM_TOOLS, describe_call
 
 Agent = CompiledStateGraph[Any, Context, Any, Any]
 CHECKPOINT_POOL_SIZE = 10  # shared by every run of a process; 200 runs fit max_connections=100

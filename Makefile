@@ -44,9 +44,11 @@ frontend-check: frontend-deps
 frontend-build: frontend-deps
 	cd frontend && npm run build
 
-# Regenerate frontend/src/lib/api/schema.d.ts after changing the backend's API.
+# Regenerate frontend/src/lib/api/schema.d.ts after changing the backend's API, and
+# frontend/src/lib/codes.ts after changing the agent's stream codes (agent/errors.py) or tools.
 api-types: install frontend-deps
 	$(UV) run python frontend/scripts/gen_api.py
+	$(UV) run python frontend/scripts/gen_codes.py
 
 bench: install
 	$(UV) run python bench/backend_lists.py

@@ -20,11 +20,11 @@ from agent.auth import UserAuthMiddleware
 from agent.backend_client import BackendClient, BackendError
 from agent.config import Settings
 from agent.documents.uploads import uploads_only
-from agent.graph import build_agent, build_model, open_checkpointer
+from agent.graph import build_agent, build_model, model_note, open_checkpointer
 from agent.run import Runner
 from agent.runs import internal
 from agent.runs.cancel import CancelMarker, Cancels
-from agent.tools import build_tools
+from agent.tools.registry import build_tools
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ def _chat_interface(holder: _Holder, settings: Settings) -> gr.ChatInterface:
         ],
         api_name="chat",
         concurrency_limit=None,
-        title="agent-chat" + ("" if settings.llm_api_base else " (offline demo model)"),
+        title="agent-chat" + (f" ({note})" if (note := model_note(settings)) else ""),
         analytics_enabled=False,
         save_history=False,
     )
@@ -127,8 +127,8 @@ def build_app(settings: Settings) -> FastAPI:
                 cancels=cancels,
             )
             await _warm_up(client)
-            if not settings.llm_api_base:
-                log.warning("LLM_API_BASE is unset: using the offline demo model")
+            if note := model_note(settings):
+                log.warning("LLM_API_BASE is unset: using the %s", note)
             try:
                 yield
             finally:

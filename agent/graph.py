@@ -26,7 +26,7 @@ from pydantic import SecretStr
 from agent.checkpoints import DurableSaver
 from agent.config import Settings
 from agent.context import Context
-from agent.demo_model import DemoChatModel
+from agent.demo.model import DEMO_NOTE, DemoChatModel
 from agent.middleware import (
     ArgumentsFirst,
     LlmRetry,
@@ -36,7 +36,7 @@ from agent.middleware import (
     ToolErrors,
 )
 from agent.prompts import SYSTEM_PROMPT
-from agent.tools import CONFIRM_TOOLS, describe_call
+from agent.tools.names import CONFIRM_TOOLS, describe_call
 
 Agent = CompiledStateGraph[Any, Context, Any, Any]
 CHECKPOINT_POOL_SIZE = 10  # shared by every run of a process; 200 runs fit max_connections=100
@@ -44,7 +44,8 @@ STEPS_PER_MODEL_CALL = 8  # graph steps one model call plus its tools and middle
 
 
 def build_model(settings: Settings) -> BaseChatModel:
-    """ChatOpenAI on LLM_API_BASE; the offline demo model when it is unset."""
+    """ChatOpenAI on LLM_API_BASE; the offline demo model when it is unset (the one place that
+    chooses it)."""
     if not settings.llm_api_base:
         return DemoChatModel()
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else "not-needed"
@@ -57,6 +58,11 @@ def build_model(settings: Settings) -> BaseChatModel:
         timeout=settings.llm.request_timeout_s,
         max_retries=0,  # LlmRetry retries once, visibly
     )
+
+
+def model_note(settings: Settings) -> str | None:
+    """What people are told about the model build_model chooses: None for a configured one."""
+    return None if settings.llm_api_base else DEMO_NOTE
 
 
 def _describe(tool_call: ToolCall, state: Any, runtime: Runtime[Any]) -> str:

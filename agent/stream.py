@@ -19,28 +19,12 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, Tool
 
 from agent.hitl import Pending
 from agent.middleware import RETRY_EVENT, ends_out_of_tool_budget
-from agent.tools import CONFIRM_TOOLS
+from agent.tools.names import CONFIRM_TOOLS, title
 
 MAX_OUTPUT_CHARS = 50_000
 MIN_INTERVAL_S = 0.05  # at most ~20 updates a second per stream ...
 FULL_RATE_STREAMS = 20  # ... while at most this many stream at once; then fewer, see _Pace
 MAX_INTERVAL_S = 0.25
-TITLES = {
-    "search_dashboards": "Searching dashboards",
-    "get_dashboard": "Reading the dashboard",
-    "dashboard_health": "Checking dashboard health",
-    "create_branch": "Creating a branch",
-    "commit_changes": "Committing changes",
-    "deploy_dashboard": "Deploying the dashboard",
-    "execute_migration": "Applying the migration",
-    "list_tables": "Listing tables",
-    "get_table_schema": "Reading the table schema",
-    "execute_sql": "Running a read-only query",
-    "list_files": "Listing files",
-    "read_file": "Reading a file",
-    "lookup_knowledge": "Searching the knowledge base",
-    "query_logs": "Searching the logs",
-}
 
 
 @dataclass
@@ -124,7 +108,7 @@ class Turn:
             "tool": call["name"],
             "call_id": call_id,
             "input": call["args"],
-            "title": TITLES.get(call["name"], call["name"]),
+            "title": title(call["name"]),
             "status": "pending",
         }
         self._cards[call_id] = self._add("", metadata)

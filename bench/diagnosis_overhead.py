@@ -24,7 +24,7 @@ from langchain_core.messages import HumanMessage  # noqa: E402
 
 from agent.config import DiagnosisSettings  # noqa: E402
 from agent.context import Context  # noqa: E402
-from agent.demo_model import DemoChatModel  # noqa: E402
+from agent.demo.model import DemoChatModel  # noqa: E402
 from agent.diagnosis.envelope import evidence_tools  # noqa: E402
 from agent.diagnosis.request import model_input  # noqa: E402
 from agent.diagnosis.run import DiagnosisRun  # noqa: E402

@@ -33,7 +33,7 @@ MAX_TEXT_CHARS = 8_000  # per string in a message or answer (a long resource, an
 MAX_MESSAGES = 60  # per call: the first (the system prompt) and the last ones
 MAX_RECORD_BYTES = 1_500_000  # the whole record; the backend refuses more than 2 MB
 SHRUNK_TAIL = 4  # messages a call keeps, after its first, when the record is too large
-PARAMS_LEFT_OUT = frozenset({"tools", "model", "model_name", "tool_names", "messages"})
+PARAMS_LEFT_OUT = frozenset({"tools", "model", "model_name", "messages"})
 
 
 def cut(text: str, limit: int = MAX_TEXT_CHARS) -> str:
@@ -105,8 +105,6 @@ def _request(
     serialized: dict[str, Any], messages: list[BaseMessage], params: dict[str, Any]
 ) -> dict[str, Any]:
     tools = list(params.get("tools") or [])
-    if not tools and params.get("tool_names"):  # the demo model binds tool names only
-        tools = [{"type": "function", "function": {"name": n}} for n in params["tool_names"]]
     sent = [as_sent(m) for m in messages]
     omitted = max(0, len(sent) - MAX_MESSAGES)
     if omitted:

@@ -19,12 +19,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent.backend_client import BackendClient
 from agent.diagnosis.ledger import PreviousObservation
 from agent.diagnosis.projection import project
-from agent.tools.datasources import ExecuteSqlArgs, datasource_tools
-from agent.tools.knowledge import LookupKnowledgeArgs, knowledge_tools
-from agent.tools.logs import QueryLogsArgs, log_tools
+from agent.tools.datasources import ExecuteSqlArgs
+from agent.tools.knowledge import LookupKnowledgeArgs
+from agent.tools.logs import QueryLogsArgs
+from agent.tools.names import DIAGNOSIS_TOOLS, EXECUTE_SQL, LOOKUP_KNOWLEDGE, QUERY_LOGS
+from agent.tools.registry import build_tools
 from agent.tools.runtime import AgentRuntime
 
-TOOL_NAMES = ("lookup_knowledge", "query_logs", "execute_sql")
 PREVIOUS_HELP = (
     "Required after a call whose result had evidence (evidence_status OK): that call's id "
     "and whether it moved the diagnosis forward. Omit it only for the first call and after "
@@ -55,22 +56,22 @@ class ExecuteSqlEnvelope(Envelope):
 
 
 ENVELOPES: dict[str, type[Envelope]] = {
-    "lookup_knowledge": LookupKnowledgeEnvelope,
-    "query_logs": QueryLogsEnvelope,
-    "execute_sql": ExecuteSqlEnvelope,
+    LOOKUP_KNOWLEDGE: LookupKnowledgeEnvelope,
+    QUERY_LOGS: QueryLogsEnvelope,
+    EXECUTE_SQL: ExecuteSqlEnvelope,
 }
 
 DESCRIPTIONS = {
-    "lookup_knowledge": (
+    LOOKUP_KNOWLEDGE: (
         "Search the knowledge base (runbooks, known problems) for articles matching "
         "input.query; returns titles and snippets."
     ),
-    "query_logs": (
+    QUERY_LOGS: (
         "Search the platform's operational logs (validation runs, deployments, SQL errors, "
         "migrations), newest first, by input.query words, minimum input.level, "
         "input.since/input.until (ISO 8601) and input.dashboard_id."
     ),
-    "execute_sql": (
+    EXECUTE_SQL: (
         "Run one read-only SELECT (input.query) on a datasource (input.datasource, e.g. "
         "sample); returns columns and the first rows."
     ),
@@ -118,10 +119,9 @@ def _evidence_tool(name: str, business: StructuredTool) -> BaseTool:
 
 def evidence_tools(client: BackendClient) -> list[BaseTool]:
     """lookup_knowledge, query_logs and execute_sql in their envelopes, over `client`."""
-    built = [*knowledge_tools(client), *log_tools(client), *datasource_tools(client)]
-    existing = {tool.name: tool for tool in built}
+    existing = {tool.name: tool for tool in build_tools(client, only=DIAGNOSIS_TOOLS)}
     tools = []
-    for name in TOOL_NAMES:
+    for name in DIAGNOSIS_TOOLS:
         business = existing[name]
         if not isinstance(business, StructuredTool):
             raise TypeError(f"the {name} tool is not a StructuredTool")

@@ -9,6 +9,7 @@ from typing import Any
 
 from agent.backend_client import BackendError
 from agent.diagnosis.ledger import EvidenceStatus
+from agent.tools.names import EXECUTE_SQL, LOOKUP_KNOWLEDGE, QUERY_LOGS
 
 MAX_LOG_ITEMS = 20
 MAX_ARTICLES = 5
@@ -29,7 +30,7 @@ MESSAGES: dict[str, str] = {
         "and call no tool."
     ),
     "ONE_CALL_PER_ROUND": "Not run. Call one tool at a time.",
-    "UNKNOWN_TOOL": "Not run. Only lookup_knowledge, query_logs and execute_sql exist.",
+    "UNKNOWN_TOOL": f"Not run. Only {LOOKUP_KNOWLEDGE}, {QUERY_LOGS} and {EXECUTE_SQL} exist.",
     "INVALID_ARGUMENTS": "Not run. The input does not match the tool's schema.",
     "FORBIDDEN": "The user's role may not read this.",
     "NOT_FOUND": "It does not exist.",
@@ -130,9 +131,9 @@ def _sql(body: dict[str, Any]) -> tuple[EvidenceStatus, dict[str, Any]]:
 
 
 PROJECTIONS: dict[str, Callable[[dict[str, Any]], tuple[EvidenceStatus, dict[str, Any]]]] = {
-    "query_logs": _logs,
-    "lookup_knowledge": _knowledge,
-    "execute_sql": _sql,
+    QUERY_LOGS: _logs,
+    LOOKUP_KNOWLEDGE: _knowledge,
+    EXECUTE_SQL: _sql,
 }
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from agent.diagnosis.draft import draft_schema
+from agent.tools.names import EXECUTE_SQL, LOOKUP_KNOWLEDGE, QUERY_LOGS
 
 MARKER = "Mode: evidence-based diagnosis."
 
@@ -19,7 +20,7 @@ The input is a JSON object: "query" (the person's question, as written), "focus"
 are looking at, or null) and "previous_turn" (the previous diagnosis in this conversation:
 its query and draft, or null; context only, its tool call ids are not evidence of this run).
 
-Tools: lookup_knowledge, query_logs, execute_sql. Call one tool at a time. Every call's
+Tools: {LOOKUP_KNOWLEDGE}, {QUERY_LOGS}, {EXECUTE_SQL}. Call one tool at a time. Every call's
 arguments are {{"previous_observation"?: {{...}}, "input": {{...the tool's own arguments...}}}}.
 After a result with "evidence_status": "OK", your next call must include
 "previous_observation": {{"tool_call_id": "<that call's id>", "assessment": "GAINED" or

@@ -17,23 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-# The agent's tools (CONTRACT.md, "Tools"); tests pin this to the tools the agent builds.
-CONTRACT_TOOLS: tuple[str, ...] = (
-    "search_dashboards",
-    "get_dashboard",
-    "dashboard_health",
-    "create_branch",
-    "commit_changes",
-    "deploy_dashboard",
-    "execute_migration",
-    "list_tables",
-    "get_table_schema",
-    "execute_sql",
-    "list_files",
-    "read_file",
-    "lookup_knowledge",
-    "query_logs",
-)
+from agent.tools.names import TOOL_NAMES
+
 MAX_QUERY_CHARS = 10_000
 MAX_FOCUS_CHARS = 2000  # as the chat's focus input (agent/inputs.py)
 MAX_HISTORY_TURNS = 20
@@ -74,7 +59,7 @@ class Case(BaseModel):
     @field_validator("expected_tools")
     @classmethod
     def _known_tools(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        unknown = [name for name in value if name not in CONTRACT_TOOLS]
+        unknown = [name for name in value if name not in TOOL_NAMES]
         if unknown:
             raise ValueError(f"unknown tool {unknown[0]!r} (the tools are CONTRACT.md's)")
         repeated = sorted({name for name in value if value.count(name) > 1})

@@ -34,7 +34,7 @@ from agent.evaluation.identity import check_service, sign_in
 from agent.evaluation.sandbox import DryRunWrites
 from agent.graph import Agent, build_agent, build_model, recursion_limit
 from agent.middleware import LlmError, ends_out_of_tool_budget
-from agent.tools import build_tools
+from agent.tools.registry import build_tools
 
 log = logging.getLogger(__name__)
 

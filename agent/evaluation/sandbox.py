@@ -19,9 +19,8 @@ from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
 from agent.context import Context
-from agent.tools import CONFIRM_TOOLS
+from agent.tools.names import CREATE_BRANCH, WRITE_TOOLS
 
-WRITE_TOOLS = frozenset({"create_branch", *CONFIRM_TOOLS})
 FIRST_SYNTHETIC_ID = 900_001  # far above the demo data's ids, so a synthetic one stands out
 
 
@@ -40,7 +39,7 @@ class DryRunWrites(AgentMiddleware[Any, Context, Any]):
         call = request.tool_call
         if call["name"] not in WRITE_TOOLS:
             return await handler(request)
-        if call["name"] == "create_branch":
+        if call["name"] == CREATE_BRANCH:
             context = request.runtime.context
             body: dict[str, Any] = {
                 "dashboard_id": call["args"].get("dashboard_id"),

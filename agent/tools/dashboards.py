@@ -8,6 +8,7 @@ from langchain.tools import BaseTool, tool
 from pydantic import BaseModel, Field, StringConstraints
 
 from agent.backend_client import BackendClient
+from agent.tools import names
 from agent.tools.changes import MAX_CHANGES, Change
 from agent.tools.runtime import AgentRuntime, user_context
 from agent.tools.shaping import MAX_ITEMS, pick
@@ -103,8 +104,8 @@ def _dashboard(body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _search_dashboards(client: BackendClient) -> BaseTool:
-    @tool("search_dashboards", args_schema=SearchDashboardsArgs)
+def build_search_dashboards(client: BackendClient) -> BaseTool:
+    @tool(names.SEARCH_DASHBOARDS, args_schema=SearchDashboardsArgs)
     async def search_dashboards(
         runtime: AgentRuntime, query: str | None = None, status: str | None = None
     ) -> dict[str, Any]:
@@ -119,8 +120,8 @@ def _search_dashboards(client: BackendClient) -> BaseTool:
     return search_dashboards
 
 
-def _get_dashboard(client: BackendClient) -> BaseTool:
-    @tool("get_dashboard", args_schema=DashboardArgs)
+def build_get_dashboard(client: BackendClient) -> BaseTool:
+    @tool(names.GET_DASHBOARD, args_schema=DashboardArgs)
     async def get_dashboard(dashboard_id: int, runtime: AgentRuntime) -> dict[str, Any]:
         """Show one dashboard: title, owner, status, environments, its charts (with SQL),
         branches and latest validation. No confirmation needed."""
@@ -130,8 +131,8 @@ def _get_dashboard(client: BackendClient) -> BaseTool:
     return get_dashboard
 
 
-def _dashboard_health(client: BackendClient) -> BaseTool:
-    @tool("dashboard_health", args_schema=DashboardArgs)
+def build_dashboard_health(client: BackendClient) -> BaseTool:
+    @tool(names.DASHBOARD_HEALTH, args_schema=DashboardArgs)
     async def dashboard_health(dashboard_id: int, runtime: AgentRuntime) -> dict[str, Any]:
         """Explain a dashboard's validation health: overall status, each chart's result and
         error message from the latest run, and recent runs. Use it to answer "why is it
@@ -147,8 +148,8 @@ def _dashboard_health(client: BackendClient) -> BaseTool:
     return dashboard_health
 
 
-def _create_branch(client: BackendClient) -> BaseTool:
-    @tool("create_branch", args_schema=CreateBranchArgs)
+def build_create_branch(client: BackendClient) -> BaseTool:
+    @tool(names.CREATE_BRANCH, args_schema=CreateBranchArgs)
     async def create_branch(dashboard_id: int, name: str, runtime: AgentRuntime) -> dict[str, Any]:
         """Create a branch of a dashboard from its main version, to edit it safely.
         Needs the editor role. No confirmation needed."""
@@ -162,8 +163,8 @@ def _create_branch(client: BackendClient) -> BaseTool:
     return create_branch
 
 
-def _commit_changes(client: BackendClient) -> BaseTool:
-    @tool("commit_changes", args_schema=CommitChangesArgs)
+def build_commit_changes(client: BackendClient) -> BaseTool:
+    @tool(names.COMMIT_CHANGES, args_schema=CommitChangesArgs)
     async def commit_changes(
         branch_id: int, message: str, changes: list[Change], runtime: AgentRuntime
     ) -> dict[str, Any]:
@@ -187,8 +188,8 @@ def _commit_changes(client: BackendClient) -> BaseTool:
     return commit_changes
 
 
-def _deploy_dashboard(client: BackendClient) -> BaseTool:
-    @tool("deploy_dashboard", args_schema=DeployDashboardArgs)
+def build_deploy_dashboard(client: BackendClient) -> BaseTool:
+    @tool(names.DEPLOY_DASHBOARD, args_schema=DeployDashboardArgs)
     async def deploy_dashboard(
         dashboard_id: int, ref: str, environment: str, runtime: AgentRuntime
     ) -> dict[str, Any]:
@@ -205,15 +206,3 @@ def _deploy_dashboard(client: BackendClient) -> BaseTool:
         }
 
     return deploy_dashboard
-
-
-def dashboard_tools(client: BackendClient) -> list[BaseTool]:
-    """The dashboard tools, calling the backend through `client`."""
-    return [
-        _search_dashboards(client),
-        _get_dashboard(client),
-        _dashboard_health(client),
-        _create_branch(client),
-        _commit_changes(client),
-        _deploy_dashboard(client),
-    ]

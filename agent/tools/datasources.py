@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from agent.backend_client import BackendClient, BackendError
 from agent.context import Context
+from agent.tools import names
 from agent.tools.runtime import AgentRuntime, user_context
 from agent.tools.shaping import MAX_ITEMS, MAX_ROWS, cap_cell, cap_list, pick
 
@@ -48,8 +49,8 @@ class ExecuteMigrationArgs(BaseModel):
     )
 
 
-def _list_tables(client: BackendClient) -> BaseTool:
-    @tool("list_tables", args_schema=ListTablesArgs)
+def build_list_tables(client: BackendClient) -> BaseTool:
+    @tool(names.LIST_TABLES, args_schema=ListTablesArgs)
     async def list_tables(runtime: AgentRuntime, datasource: str | None = None) -> dict[str, Any]:
         """List the tables of a datasource, or every datasource with its tables when none is
         named. No confirmation needed."""
@@ -82,8 +83,8 @@ def _with_tables(source: dict[str, Any], tables: list[str] | BaseException) -> d
     return {**shown, "tables": tables[:100]}
 
 
-def _get_table_schema(client: BackendClient) -> BaseTool:
-    @tool("get_table_schema", args_schema=TableSchemaArgs)
+def build_get_table_schema(client: BackendClient) -> BaseTool:
+    @tool(names.GET_TABLE_SCHEMA, args_schema=TableSchemaArgs)
     async def get_table_schema(table_ref: str, runtime: AgentRuntime) -> dict[str, Any]:
         """Show a table's columns (name, type, nullable) given 'datasource.table'.
         No confirmation needed."""
@@ -95,8 +96,8 @@ def _get_table_schema(client: BackendClient) -> BaseTool:
     return get_table_schema
 
 
-def _execute_sql(client: BackendClient) -> BaseTool:
-    @tool("execute_sql", args_schema=ExecuteSqlArgs)
+def build_execute_sql(client: BackendClient) -> BaseTool:
+    @tool(names.EXECUTE_SQL, args_schema=ExecuteSqlArgs)
     async def execute_sql(datasource: str, query: str, runtime: AgentRuntime) -> dict[str, Any]:
         """Run one read-only SELECT on a datasource and return its columns and first rows
         (at most 50; long values shortened). Anything but a single SELECT is refused.
@@ -116,8 +117,8 @@ def _execute_sql(client: BackendClient) -> BaseTool:
     return execute_sql
 
 
-def _execute_migration(client: BackendClient) -> BaseTool:
-    @tool("execute_migration", args_schema=ExecuteMigrationArgs)
+def build_execute_migration(client: BackendClient) -> BaseTool:
+    @tool(names.EXECUTE_MIGRATION, args_schema=ExecuteMigrationArgs)
     async def execute_migration(
         datasource: str, migration_id: str, runtime: AgentRuntime
     ) -> dict[str, Any]:
@@ -128,13 +129,3 @@ def _execute_migration(client: BackendClient) -> BaseTool:
         return body if isinstance(body, dict) else {"applied": migration_id}
 
     return execute_migration
-
-
-def datasource_tools(client: BackendClient) -> list[BaseTool]:
-    """The datasource tools, calling the backend through `client`."""
-    return [
-        _list_tables(client),
-        _get_table_schema(client),
-        _execute_sql(client),
-        _execute_migration(client),
-    ]

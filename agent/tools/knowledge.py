@@ -8,6 +8,7 @@ from langchain.tools import BaseTool, tool
 from pydantic import BaseModel, Field
 
 from agent.backend_client import BackendClient
+from agent.tools import names
 from agent.tools.runtime import AgentRuntime, user_context
 from agent.tools.shaping import cap_list
 
@@ -20,8 +21,8 @@ class LookupKnowledgeArgs(BaseModel):
     )
 
 
-def _lookup_knowledge(client: BackendClient) -> BaseTool:
-    @tool("lookup_knowledge", args_schema=LookupKnowledgeArgs)
+def build_lookup_knowledge(client: BackendClient) -> BaseTool:
+    @tool(names.LOOKUP_KNOWLEDGE, args_schema=LookupKnowledgeArgs)
     async def lookup_knowledge(query: str, runtime: AgentRuntime) -> dict[str, Any]:
         """Search the knowledge base (how-tos, runbooks, known problems) and return the best
         matching articles with a snippet. No confirmation needed."""
@@ -32,8 +33,3 @@ def _lookup_knowledge(client: BackendClient) -> BaseTool:
         return cap_list(body, "items", limit=MAX_ARTICLES)
 
     return lookup_knowledge
-
-
-def knowledge_tools(client: BackendClient) -> list[BaseTool]:
-    """The knowledge tools, calling the backend through `client`."""
-    return [_lookup_knowledge(client)]

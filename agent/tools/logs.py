@@ -9,6 +9,7 @@ from langchain.tools import BaseTool, tool
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from agent.backend_client import BackendClient
+from agent.tools import names
 from agent.tools.runtime import AgentRuntime, user_context
 from agent.tools.shaping import MAX_ROWS, cap_list
 
@@ -43,8 +44,8 @@ class QueryLogsArgs(BaseModel):
         return self
 
 
-def _query_logs(client: BackendClient) -> BaseTool:
-    @tool("query_logs", args_schema=QueryLogsArgs)
+def build_query_logs(client: BackendClient) -> BaseTool:
+    @tool(names.QUERY_LOGS, args_schema=QueryLogsArgs)
     async def query_logs(
         runtime: AgentRuntime,
         query: str | None = None,
@@ -67,8 +68,3 @@ def _query_logs(client: BackendClient) -> BaseTool:
         return cap_list(body, "items", limit=MAX_ROWS)
 
     return query_logs
-
-
-def log_tools(client: BackendClient) -> list[BaseTool]:
-    """The log tools, calling the backend through `client`."""
-    return [_query_logs(client)]

@@ -8,6 +8,7 @@ from langchain.tools import BaseTool, tool
 from pydantic import BaseModel, Field
 
 from agent.backend_client import BackendClient
+from agent.tools import names
 from agent.tools.runtime import AgentRuntime, user_context
 from agent.tools.shaping import MAX_TEXT_CHARS, cap_list, cap_text
 
@@ -26,8 +27,8 @@ class ReadFileArgs(BaseModel):
     )
 
 
-def _list_files(client: BackendClient) -> BaseTool:
-    @tool("list_files", args_schema=ListFilesArgs)
+def build_list_files(client: BackendClient) -> BaseTool:
+    @tool(names.LIST_FILES, args_schema=ListFilesArgs)
     async def list_files(runtime: AgentRuntime, prefix: str | None = None) -> dict[str, Any]:
         """List stored files (key, size, last modified), optionally under a key prefix.
         No confirmation needed."""
@@ -41,8 +42,8 @@ def _list_files(client: BackendClient) -> BaseTool:
     return list_files
 
 
-def _read_file(client: BackendClient) -> BaseTool:
-    @tool("read_file", args_schema=ReadFileArgs)
+def build_read_file(client: BackendClient) -> BaseTool:
+    @tool(names.READ_FILE, args_schema=ReadFileArgs)
     async def read_file(key: str, runtime: AgentRuntime) -> dict[str, Any]:
         """Read a stored text file (CSV, JSON, text); at most 8,000 characters are returned.
         No confirmation needed."""
@@ -55,8 +56,3 @@ def _read_file(client: BackendClient) -> BaseTool:
         return result
 
     return read_file
-
-
-def storage_tools(client: BackendClient) -> list[BaseTool]:
-    """The storage tools, calling the backend through `client`."""
-    return [_list_files(client), _read_file(client)]

@@ -27,7 +27,7 @@ from agent.context import Context
 from agent.hitl import Pending
 from agent.middleware import describe_llm_error, safe_backend_error
 from agent.prompts import WORKFLOW_STEP_ID_PREFIX, WORKFLOW_STEP_SYSTEM
-from agent.tools import CONFIRM_TOOLS, describe_call
+from agent.tools.names import CONFIRM_TOOLS, describe_call
 from agent.workflows.definitions import Definition, LlmStep, ToolStep
 from agent.workflows.records import Records, now
 from agent.workflows.templates import Renderer, TemplateFailure

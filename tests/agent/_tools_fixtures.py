@@ -17,7 +17,7 @@ from pydantic import SecretStr
 from agent.backend_client import BackendClient
 from agent.config import Settings
 from agent.context import Context
-from agent.tools import build_tools
+from agent.tools.registry import build_tools
 from tests.conftest import AGENT_CLIENT_SECRET, bearer
 
 

@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from agent.debug import recorder as rec
 from agent.debug.recorder import CallRecorder
 from agent.debug.scrub import Scrubber
-from agent.demo_model import DemoChatModel
+from agent.demo.model import DemoChatModel
 
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJlLXZhbHVl"
 

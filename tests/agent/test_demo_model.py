@@ -22,9 +22,9 @@ from langchain_core.messages import (
 
 from agent.backend_client import BackendClient
 from agent.context import Context
-from agent.demo_model import DemoChatModel
+from agent.demo.model import DemoChatModel
 from agent.prompts import focus_note
-from agent.tools import build_tools
+from agent.tools.registry import build_tools
 from tests.agent import _tools_fixtures as fixtures
 
 # Fixtures shared with the other agent tool tests.

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from agent.demo_model import DemoChatModel
+from agent.demo.model import DemoChatModel
 
 ROUTES: list[tuple[str, str, dict[str, Any]]] = [
     ("dash 64 - what charts does it have", "get_dashboard", {"dashboard_id": 64}),

@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from agent.backend_client import BackendClient
 from agent.config import DiagnosisSettings
 from agent.context import Context
-from agent.demo_model import DemoChatModel
+from agent.demo.model import DemoChatModel
 from agent.diagnosis.envelope import evidence_tools
 from agent.diagnosis.request import model_input
 from agent.diagnosis.run import DiagnosisRun, Outcome

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from agent.backend_client import BackendClient, BackendError
 from agent.context import Context
-from agent.tools import CONFIRM_TOOLS, describe_call
+from agent.tools.names import CONFIRM_TOOLS, describe_call
 from tests.agent import _tools_fixtures as fixtures
 from tests.agent._tools_fixtures import Recorder, run_tool
 from tests.conftest import bearer

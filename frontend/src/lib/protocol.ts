@@ -2,25 +2,12 @@
 // the list of this turn's assistant messages; metadata.type says what each message is. The same
 // dicts are persisted in the conversation history, so one renderer serves both.
 
-export const ERROR_CODES = [
-  "UNAUTHORIZED",
-  "NOT_FOUND",
-  "CONVERSATION_BUSY",
-  "CHECKPOINT_EXPIRED",
-  "NO_PENDING_CONFIRMATION",
-  "LLM_ERROR",
-  "BUDGET_EXHAUSTED",
-  "INVALID_INPUT",
-  "UNSUPPORTED_FILE",
-  "FILE_TOO_LARGE",
-  // Not in the contract's list, but sent by the agent:
-  "CONVERSATION_ARCHIVED",
-  "BACKEND_UNAVAILABLE",
-  "RUN_INTERRUPTED",
-  "INTERNAL_ERROR",
-  "WORKFLOW_FAILED",
-] as const;
-export type ErrorCode = (typeof ERROR_CODES)[number];
+import { TURN_ERROR_CODES, type TurnErrorCode } from "./codes";
+
+// The codes that end a turn: generated from the agent's one enumeration (agent/errors.py `Code`,
+// see scripts/gen_codes.py), never copied by hand.
+export const ERROR_CODES = TURN_ERROR_CODES;
+export type ErrorCode = TurnErrorCode;
 
 export type ConfirmAction = "confirm" | "reject";
 

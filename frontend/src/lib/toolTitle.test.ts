@@ -1,14 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { en } from "./i18n/en";
 import { ru } from "./i18n/ru";
+import { TOOLS } from "./codes";
 import { toolTitleKey } from "./toolTitle";
-
-// The tools of CONTRACT.md ("Tools").
-const TOOLS = [
-  "search_dashboards", "get_dashboard", "dashboard_health", "create_branch", "commit_changes",
-  "deploy_dashboard", "execute_migration", "list_tables", "get_table_schema", "execute_sql",
-  "list_files", "read_file", "lookup_knowledge", "query_logs",
-];
 
 describe("tool card headings", () => {
   it("say what runs while it runs, and what it was once done or failed", () => {
@@ -18,7 +12,7 @@ describe("tool card headings", () => {
     expect(ru[toolTitleKey("deploy_dashboard", "pending")!]).toBe("Развёртываю дашборд");
   });
 
-  it("exist for every tool of the contract in both languages", () => {
+  it("exist for every tool of the agent in both languages", () => {
     for (const tool of TOOLS) {
       for (const phase of ["pending", "done"] as const) {
         const key = toolTitleKey(tool, phase);

@@ -14,8 +14,9 @@ import pytest
 
 from agent.backend_client import BackendClient
 from agent.config import Settings
-from agent.evaluation.cases import CONTRACT_TOOLS, CaseFileError, load_cases
-from agent.tools import CONFIRM_TOOLS, build_tools
+from agent.evaluation.cases import CaseFileError, load_cases
+from agent.tools.names import CONFIRM_TOOLS, TOOL_NAMES
+from agent.tools.registry import build_tools
 from agent_chat.evaluate import DEFAULT_CASES
 from tests.agent.evaluation.support import run_eval, write_cases
 
@@ -86,10 +87,10 @@ def test_a_good_file_keeps_focus_history_and_line_numbers(tmp_path: Path) -> Non
     assert [(t.role, t.content) for t in second.case.history] == [("user", "дашборд 17")]
 
 
-async def test_the_contract_tools_are_exactly_the_tools_the_agent_builds() -> None:
+async def test_the_case_files_tools_are_exactly_the_tools_the_agent_builds() -> None:
     client = BackendClient(Settings(), http=httpx.AsyncClient())
     try:
-        assert sorted(t.name for t in build_tools(client)) == sorted(CONTRACT_TOOLS)
+        assert sorted(t.name for t in build_tools(client)) == sorted(TOOL_NAMES)
     finally:
         await client.aclose()
 
@@ -102,7 +103,7 @@ def test_the_projects_case_file_is_bilingual_and_covers_every_kind_of_request() 
     for case in cases:  # the lang field says what the query is written in
         cyrillic = re.search(r"[а-яё]", case.query.lower()) is not None
         assert cyrillic == (case.lang == "ru"), case.query
-    assert {t for c in cases for t in c.expected_tools} == set(CONTRACT_TOOLS)
+    assert {t for c in cases for t in c.expected_tools} == set(TOOL_NAMES)
     for lang in ("ru", "en"):
         mine = [c for c in cases if c.lang == lang]
         assert sum(len(c.expected_tools) > 1 for c in mine) >= 5  # multi-tool requests

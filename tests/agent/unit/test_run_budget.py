@@ -60,9 +60,7 @@ def context() -> Context:
 
 def run(graph: Any, ctx: Context, thread: str = "t1") -> dict[str, Any]:
     config = {"configurable": {"thread_id": thread}}
-    return asyncio.run(
-        graph.ainvoke({"messages": [HumanMessage("go")]}, config, context=ctx)
-    )
+    return asyncio.run(graph.ainvoke({"messages": [HumanMessage("go")]}, config, context=ctx))
 
 
 @pytest.fixture(autouse=True)

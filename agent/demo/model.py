@@ -34,6 +34,7 @@ from agent.demo.routes import Ask, Call, route
 from agent.prompts import WORKFLOW_STEP_ID_PREFIX
 
 CHUNK = re.compile(r"\S+\s*|\s+")
+DEMO_NOTE = "offline demo model"  # what the app's title and its start-up warning call it
 
 
 def _is_step(messages: Sequence[BaseMessage]) -> bool:

@@ -61,3 +61,57 @@ def test_replica_ports_are_consecutive_and_skip_ports_in_use() -> None:
 def test_up_refuses_zero_agents(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["up", "--agents", "0"]) == 2
     assert "--agents and --backends need at least 1" in capsys.readouterr().err
+
+
+class _Upstream:
+    """A stand-in backend that records the headers of each request it gets."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        seen = self.seen = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                seen.append({k.lower(): v for k, v in self.headers.items()})
+                self.send_response(200)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+            def log_message(self, format: str, *args: object) -> None:
+                return None
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.address = f"127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def test_the_gateway_hides_metrics_and_passes_or_starts_a_trace(tmp_path: Path) -> None:
+    import re
+
+    import httpx
+
+    from tests.e2e.gateway import run_gateway
+
+    if gateway.nginx_binary() is None:
+        pytest.skip("needs nginx")
+    static = tmp_path / "dist"
+    static.mkdir()
+    (static / "index.html").write_text("<!doctype html><title>agent-chat</title>")
+    upstream = _Upstream()
+    try:
+        with run_gateway(
+            tmp_path / "nginx", backend=upstream.address, agent=upstream.address, static_root=static
+        ) as url:
+            assert httpx.get(url + "/metrics").status_code == 404
+            given = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+            httpx.get(url + "/api/ping", headers={"traceparent": given})
+            httpx.get(url + "/api/ping")
+    finally:
+        upstream.server.shutdown()
+    passed, started = upstream.seen
+    assert passed["traceparent"] == given
+    assert re.fullmatch(r"00-[0-9a-f]{32}-[0-9a-f]{16}-01", started["traceparent"])
+    assert started["traceparent"][3:35] == started["x-request-id"]

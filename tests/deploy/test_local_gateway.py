@@ -97,9 +97,12 @@ def test_the_gateway_hides_metrics_and_passes_or_starts_a_trace(tmp_path: Path) 
 
     if gateway.nginx_binary() is None:
         pytest.skip("needs nginx")
-    static = tmp_path / "dist"
-    static.mkdir()
+    # nginx's workers must read the page: pytest's own folders are private to this user.
+    holder = tempfile.TemporaryDirectory()
+    static = Path(holder.name)
+    static.chmod(0o755)
     (static / "index.html").write_text("<!doctype html><title>agent-chat</title>")
+    (static / "index.html").chmod(0o644)
     upstream = _Upstream()
     try:
         with run_gateway(
@@ -111,7 +114,48 @@ def test_the_gateway_hides_metrics_and_passes_or_starts_a_trace(tmp_path: Path) 
             httpx.get(url + "/api/ping")
     finally:
         upstream.server.shutdown()
+        holder.cleanup()
     passed, started = upstream.seen
     assert passed["traceparent"] == given
     assert re.fullmatch(r"00-[0-9a-f]{32}-[0-9a-f]{16}-01", started["traceparent"])
     assert started["traceparent"][3:35] == started["x-request-id"]
+
+
+def test_up_waits_for_every_readiness_check_before_it_prints_the_url() -> None:
+    """`up` prints "open http://..." only after `_wait_ready`: here a process that answers 503
+    (starting) three times, then 200, is waited for; one that dies ends the wait."""
+    import sys
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    answers = [503, 503, 503, 200]
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(answers.pop(0) if len(answers) > 1 else answers[0])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:
+            return None
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    ready = f"http://127.0.0.1:{server.server_address[1]}/readyz"
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        start = time.monotonic()
+        cli._wait_ready([ready], [alive], timeout=30)
+        assert answers == [200]  # it asked until the process said ready
+        assert time.monotonic() - start >= 0.5
+        with pytest.raises(cli.NotReady, match="not ready"):
+            cli._wait_ready([f"http://127.0.0.1:{free_port()}/readyz"], [alive], timeout=1)
+        dead = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+        dead.wait()
+        with pytest.raises(cli.NotReady, match="exited with 3"):
+            cli._wait_ready([ready.replace("readyz", "never")], [alive, dead], timeout=30)
+    finally:
+        alive.kill()
+        alive.wait()
+        server.shutdown()

@@ -142,7 +142,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     ]
     try:
         _wait_ready(ready, children, timeout=args.ready_timeout)
-    except NotReady:
+    except BaseException:  # not ready, or Ctrl-C while waiting: nothing is left running
         _stop(children)
         raise
     logins = ", ".join(f"{r} / {settings.seed_password(r) or '?'}" for r in _ROLES)

@@ -15,7 +15,9 @@ import gradio as gr
 import httpx
 import uvicorn
 from fastapi import FastAPI
+from fastapi.responses import JSONResponse
 
+from agent import telemetry
 from agent.auth import UserAuthMiddleware
 from agent.backend_client import BackendClient, BackendError
 from agent.config import Settings
@@ -25,6 +27,7 @@ from agent.run import Runner
 from agent.runs import internal
 from agent.runs.cancel import CancelMarker, Cancels
 from agent.tools.registry import build_tools
+from agent_chat import observability
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +118,7 @@ def build_app(settings: Settings) -> FastAPI:
         if not settings.database_url:
             raise ValueError("DATABASE_URL is required for the agent's checkpoints")
         client = BackendClient(settings)
+        telemetry.instrument_backend_client(client._http)
         async with open_checkpointer(settings.database_url) as checkpointer:
             model, tools = build_model(settings), build_tools(client)
             agent = build_agent(settings, model=model, tools=tools, checkpointer=checkpointer)
@@ -124,6 +128,7 @@ def build_app(settings: Settings) -> FastAPI:
                 agent=agent,
                 model=model,
                 tools=tools,
+                hooks=[run_telemetry],
                 cancels=cancels,
             )
             await _warm_up(client)
@@ -138,11 +143,18 @@ def build_app(settings: Settings) -> FastAPI:
                 await client.aclose()
 
     app = FastAPI(title="agent-chat agent", lifespan=lifespan, docs_url=None, redoc_url=None)
+    run_telemetry = telemetry.install(app)  # /metrics, and traces when OTLP is configured
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:
         """Liveness (no authentication)."""
         return {"status": "ok" if holder.runner is not None else "starting"}
+
+    @app.get("/readyz")
+    async def readyz() -> JSONResponse:
+        """Readiness: the runs can start (checkpointer open, model and tools built)."""
+        ready = holder.runner is not None
+        return JSONResponse({"status": "ready" if ready else "starting"}, 200 if ready else 503)
 
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     app = gr.mount_gradio_app(
@@ -159,6 +171,7 @@ def build_app(settings: Settings) -> FastAPI:
     )
     app.add_middleware(CancelMarker, cancels=cancels, prefix=GRADIO_PATH)  # inside the auth check
     app.add_middleware(UserAuthMiddleware, settings=settings, prefix=GRADIO_PATH)
+    app.add_middleware(telemetry.RequestIds)
     return app
 
 
@@ -171,5 +184,6 @@ def main(host: str, port: int, settings: Settings | None = None) -> None:
         host=host,
         port=port,
         log_level=settings.log_level.lower(),
+        log_config=observability.uvicorn_log_config(),
         timeout_graceful_shutdown=3,  # open event streams must not hold a restart
     )

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agent_chat import evaluate, frontend, gateway
+from agent_chat import evaluate, frontend, gateway, observability
 from backend.config import Settings
 from backend.pgembed import resolve_database_url
 
@@ -58,7 +58,13 @@ def cmd_backend(args: argparse.Namespace) -> int:
     settings = _settings()
     settings.database_url = _database_url(settings)
     app = create_app(settings)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=settings.log_level.lower())
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level=settings.log_level.lower(),
+        log_config=observability.uvicorn_log_config(),
+    )
     return 0
 
 
@@ -133,6 +139,16 @@ def cmd_up(args: argparse.Namespace) -> int:
     except gateway.GatewayError:
         _stop(children)
         raise
+    ready = [
+        *(f"http://{args.host}:{p}/readyz" for p in backend_ports),
+        *(f"http://{args.host}:{p}/readyz" for p in agent_ports),
+        f"{web_url}/",
+    ]
+    try:
+        _wait_ready(ready, children, timeout=args.ready_timeout)
+    except BaseException:  # not ready, or Ctrl-C while waiting: nothing is left running
+        _stop(children)
+        raise
     logins = ", ".join(f"{r} / {settings.seed_password(r) or '?'}" for r in _ROLES)
     for port in backend_ports:
         print(f"\nagent-chat backend: http://{args.host}:{port}/docs", end="")
@@ -141,6 +157,36 @@ def cmd_up(args: argparse.Namespace) -> int:
     print(f"\ndemo logins: {logins}")
     print(f"\nopen {web_url}/ in a browser (Ctrl-C stops everything)\n")
     return _supervise(children)
+
+
+class NotReady(Exception):
+    """A process of `up` did not become ready."""
+
+
+def _wait_ready(
+    urls: Sequence[str], children: Sequence[subprocess.Popen[bytes]], *, timeout: float
+) -> None:
+    """Every process answers its readiness check (backends: the database; agents: the
+    checkpointer and model; the gateway: the page), so a login sent the moment the URL is
+    printed is served; a child that exits first ends the wait."""
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    waiting = list(urls)
+    with httpx.Client(timeout=2, trust_env=False) as probe:
+        while waiting:
+            for child in children:
+                if child.poll() is not None:
+                    raise NotReady(f"a process exited with {child.returncode} at start-up")
+            try:
+                if probe.get(waiting[0]).is_success:
+                    waiting.pop(0)
+                    continue
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise NotReady(f"{waiting[0]} was not ready within {timeout:.0f}s")
+            time.sleep(0.25)
 
 
 def _free_ports(host: str, start: int, count: int, taken: set[int]) -> list[int]:
@@ -264,22 +310,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--backends", type=int, default=1, help="backend processes, from --backend-port up"
     )
+    p.add_argument(
+        "--ready-timeout",
+        type=float,
+        default=300,
+        help="seconds to wait for every process to answer its readiness check",
+    )
     p.set_defaults(func=cmd_up)
     evaluate.register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    logging.basicConfig(
-        level=os.environ.get("LOG_LEVEL", "INFO"), format="%(levelname)s %(name)s %(message)s"
-    )
+    observability.configure_logging(os.environ.get("LOG_LEVEL", "INFO"))
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
     except ValidationError as exc:  # before ValueError, its base: one line, no input values
         print(f"agent-chat: {refusal(exc)}", file=sys.stderr)
         return 2
-    except (ValueError, frontend.FrontendError, gateway.GatewayError) as exc:
+    except (ValueError, frontend.FrontendError, gateway.GatewayError, NotReady) as exc:
         # a refused config, no Node.js, no nginx
         print(f"agent-chat: {exc}", file=sys.stderr)
         return 2

@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI, Request
 from sqlalchemy import text
 
-from backend import db
+from backend import db, telemetry
 from backend.audit.router import router as audit_router
 from backend.auth.router import router as auth_router
 from backend.config import Settings
@@ -57,6 +56,7 @@ def create_app(settings: Settings) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = db.create_engine(settings.database_url or "")
         app.state.engine = engine
+        telemetry.instrument_engine(engine)
         app.state.session_factory = db.session_factory(engine)
         retention = (
             asyncio.create_task(run_retention(engine, settings.retention), name="retention")
@@ -86,16 +86,7 @@ def create_app(settings: Settings) -> FastAPI:
     install_handlers(app)
     install_openapi(app)
 
-    @app.middleware("http")
-    async def request_id(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        incoming = request.headers.get("X-Request-ID", "")
-        rid = incoming if 0 < len(incoming) <= 64 and incoming.isascii() else uuid.uuid4().hex
-        request.state.request_id = rid
-        response = await call_next(request)
-        response.headers["X-Request-ID"] = rid
-        return response
+    telemetry.install(app)
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> dict[str, str]:

@@ -23,7 +23,17 @@ from backend.main import create_app
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
-SERVICES: dict[str, Any] = COMPOSE["services"]
+# The stack itself; the `observability` profile's services are checked on their own below.
+SERVICES: dict[str, Any] = {
+    name: service for name, service in COMPOSE["services"].items() if "profiles" not in service
+}
+OBSERVABILITY: dict[str, Any] = {
+    name: service
+    for name, service in COMPOSE["services"].items()
+    if "observability" in service.get("profiles", [])
+}
+# Read by agent_chat/observability.py (and the OpenTelemetry SDK), not by the Settings.
+OPERATIONS_ENV = {"LOG_FORMAT", "OTEL_EXPORTER_OTLP_ENDPOINT"}
 ALL_INTERFACES = "0.0.0.0"  # noqa: S104 (inside a container, as the services bind)
 REQUIRED_SECRET = re.compile(r"^\$\{[A-Z_]+:\?[^}]+\}$")
 
@@ -204,7 +214,7 @@ def test_the_image_writes_the_same_server_lines_as_the_local_gateway(upstream: s
 def test_python_service_variables_are_settings_the_processes_read(service: str):
     fields = set(BackendSettings.model_fields) | set(AgentSettings.model_fields)
     for name in _env(service):
-        assert name.lower() in fields or name.startswith("SEED_"), name
+        assert name.lower() in fields or name.startswith("SEED_") or name in OPERATIONS_ENV, name
     for seed in ("SEED_ADMIN_PASSWORD", "SEED_EDITOR_PASSWORD", "SEED_VIEWER_PASSWORD"):
         assert seed.lower() in BackendSettings.model_fields
 
@@ -231,3 +241,60 @@ def test_the_python_image_holds_every_package_and_the_migrations():
         for path in source.split():
             assert (ROOT / path).exists(), path
     assert "uv sync --frozen --no-dev" in dockerfile
+
+
+def test_the_observability_profile_adds_prometheus_grafana_and_jaeger():
+    assert set(OBSERVABILITY) == {"prometheus", "grafana", "jaeger"}
+    assert set(COMPOSE["services"]) == set(SERVICES) | set(OBSERVABILITY)
+    for name, service in OBSERVABILITY.items():
+        assert service["profiles"] == ["observability"], name
+        assert service["healthcheck"]["test"], name
+        for volume in service.get("volumes", []):
+            source = volume.split(":")[0]
+            assert (ROOT / source).exists(), source
+    assert (
+        "${GRAFANA_ADMIN_PASSWORD:?"
+        in OBSERVABILITY["grafana"]["environment"]["GF_SECURITY_ADMIN_PASSWORD"]
+    )
+
+
+def test_prometheus_scrapes_each_process_metrics_on_its_cli_port():
+    config = yaml.safe_load((ROOT / "ops" / "prometheus.yml").read_text())
+    jobs = {job["job_name"]: job["dns_sd_configs"][0] for job in config["scrape_configs"]}
+    assert jobs["agent-chat-backend"]["names"] == ["backend"]
+    assert jobs["agent-chat-backend"]["port"] == _parsed("backend")["port"]
+    assert jobs["agent-chat-agent"]["names"] == ["agent"]
+    assert jobs["agent-chat-agent"]["port"] == _parsed("agent")["port"]
+    assert "/metrics" in {
+        getattr(route, "path", "")
+        for route in create_app(
+            BackendSettings(env="development", database_url="postgresql://x@127.0.0.1:1/x")
+        ).routes
+    }
+
+
+def test_the_grafana_dashboard_plots_the_contract_metrics():
+    import json
+
+    dashboard = json.loads((ROOT / "ops" / "grafana" / "agent-chat.json").read_text())
+    exprs = " ".join(t["expr"] for p in dashboard["panels"] for t in p["targets"])
+    for metric in (
+        "agent_first_token_seconds_bucket",
+        "agent_turn_seconds_bucket",
+        "agent_runs_total",
+        'agent_tool_calls_total{status="error"}',
+        "agent_llm_tokens_total",
+    ):
+        assert metric in exprs, metric
+    uids = {p["datasource"]["uid"] for p in dashboard["panels"]}
+    provisioned = yaml.safe_load(
+        (ROOT / "ops/grafana/provisioning/datasources/prometheus.yml").read_text()
+    )
+    assert uids == {d["uid"] for d in provisioned["datasources"]}
+
+
+def test_python_services_pass_the_operations_settings_through():
+    for service in ("backend", "agent"):
+        env = _env(service)
+        assert env["LOG_FORMAT"] == "${LOG_FORMAT:-text}"
+        assert env["OTEL_EXPORTER_OTLP_ENDPOINT"] == "${OTEL_EXPORTER_OTLP_ENDPOINT:-}"

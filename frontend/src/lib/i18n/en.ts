@@ -20,6 +20,7 @@ export const en = {
   "login.failed": "Wrong username or password.",
   "login.expired": "Your session has ended. Please sign in again.",
   "login.network": "The server cannot be reached. Check the connection and try again.",
+  "login.unavailable": "The service is unreachable right now. Your password was not checked; try again in a moment.",
 
   "bi.search": "Search dashboards",
   "bi.statusAll": "All statuses",

@@ -15,11 +15,11 @@ from agent.backend_client import BackendClient
 from agent.context import Context
 from agent.diagnosis.envelope import (
     ENVELOPES,
-    TOOL_NAMES,
     business_input,
     evidence_tools,
     unknown_keys,
 )
+from agent.tools.names import DIAGNOSIS_TOOLS
 from tests.agent._tools_fixtures import runtime
 from tests.agent.unit.scripted import FakeBackend
 
@@ -50,7 +50,7 @@ async def call(tool: Any, args: dict[str, Any]) -> ToolMessage:
 
 def test_the_three_tools_take_an_envelope_and_nothing_else_is_an_envelope_key():
     built, _ = tools({})
-    assert tuple(built) == TOOL_NAMES
+    assert tuple(built) == DIAGNOSIS_TOOLS
     assert unknown_keys({"input": {}, "previous_observation": PREVIOUS}) == []
     assert unknown_keys({"input": {}, "query": "x", "notes": 1}) == ["notes", "query"]
 

@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * Active
-         * @description Whether an agent run currently holds the conversation.
+         * @description Whether an agent run currently holds the conversation, and which (`run_id`).
          */
         get: operations["active_api_agent_conversations__conversation_id__active_get"];
         put?: never;
@@ -51,7 +51,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Read Lease
+         * @description The conversation's lease (agent service, on behalf of the owner): which run holds it,
+         *     where it is served, and whether it `expired` (its process stopped renewing it); 404 when
+         *     no run holds it or it is someone else's conversation.
+         */
+        get: operations["read_lease_api_agent_conversations__conversation_id__lease_get"];
         /**
          * Acquire Lease
          * @description Take or renew the run lease (agent service); 409 CONVERSATION_BUSY when another holds it,
@@ -979,6 +985,10 @@ export interface components {
         ActiveRead: {
             /** Active */
             active: boolean;
+            /** Run Id */
+            run_id?: string | null;
+            /** Started At */
+            started_at?: string | null;
         };
         /** AddChart */
         AddChart: {
@@ -1997,11 +2007,18 @@ export interface components {
         Lang: "ru" | "en";
         /** LeaseRead */
         LeaseRead: {
+            /** Acquired At */
+            acquired_at?: string | null;
             /**
              * Conversation Id
              * Format: uuid
              */
             conversation_id: string;
+            /**
+             * Expired
+             * @default false
+             */
+            expired: boolean;
             /**
              * Expires At
              * Format: date-time
@@ -2009,11 +2026,19 @@ export interface components {
             expires_at: string;
             /** Holder */
             holder: string;
+            /** Owner Url */
+            owner_url?: string | null;
+            /** Run Id */
+            run_id?: string | null;
         };
         /** LeaseRequest */
         LeaseRequest: {
             /** Holder */
             holder: string;
+            /** Owner Url */
+            owner_url?: string | null;
+            /** Run Id */
+            run_id?: string | null;
             /**
              * Ttl S
              * @default 15
@@ -2559,6 +2584,57 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ActiveRead"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    read_lease_api_agent_conversations__conversation_id__lease_get: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeaseRead"];
                 };
             };
             /** @description UNAUTHORIZED */

@@ -139,9 +139,9 @@ class _Calls(BaseCallbackHandler):
 
     run_inline = True
     raise_error = False
-    # and deaf to chain events: a turn has dozens (every graph node and middleware step)
+    # and deaf to chain events: a turn has dozens (every graph node and middleware step);
+    # tool events come under `ignore_agent`, which stays off
     ignore_chain = True
-    ignore_agent = True
     ignore_retriever = True
     ignore_retry = True
     ignore_custom_event = True

@@ -17,6 +17,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolCall, ToolMessage
 
+from agent.errors import Code
 from agent.hitl import Pending
 from agent.middleware import RETRY_EVENT
 from agent.tools import CONFIRM_TOOLS
@@ -242,7 +243,7 @@ def _apply_updates(turn: Turn, data: dict[str, Any]) -> list[Pending]:
             elif isinstance(message, AIMessage) and node == "model":
                 turn.model_message(message)
             elif isinstance(message, AIMessage) and node.startswith("ToolCallLimitMiddleware"):
-                turn.error("BUDGET_EXHAUSTED", "This request used up its tool-call budget.")
+                turn.error(Code.BUDGET_EXHAUSTED, "This request used up its tool-call budget.")
     return pending
 
 
@@ -269,12 +270,12 @@ def _output_of(content: Any) -> Any:
 
 def _error_of(message: ToolMessage) -> dict[str, str]:
     if message.additional_kwargs.get("lc_source") == "hitl_interrupt_decision":
-        return {"code": "REJECTED", "message": "Not run: the person rejected this call."}
+        return {"code": Code.REJECTED, "message": "Not run: the person rejected this call."}
     try:
         error = json.loads(str(message.content))["error"]
         return {"code": str(error["code"]), "message": str(error["message"])}
     except (ValueError, KeyError, TypeError):
-        return {"code": "TOOL_ERROR", "message": str(message.content)[:300]}
+        return {"code": Code.TOOL_ERROR, "message": str(message.content)[:300]}
 
 
 class _Pace:

@@ -19,6 +19,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
 from agent.context import Context
+from agent.errors import Code
 from agent.tools import CONFIRM_TOOLS
 
 WRITE_TOOLS = frozenset({"create_branch", *CONFIRM_TOOLS})
@@ -49,7 +50,7 @@ class DryRunWrites(AgentMiddleware[Any, Context, Any]):
                 "created_by": context.username if isinstance(context, Context) else None,
             }
             return ToolMessage(content=json.dumps(body), name=call["name"], tool_call_id=call["id"])
-        refusal = {"code": "NOT_EXECUTED", "message": "Not executed: this is an evaluation run."}
+        refusal = {"code": Code.NOT_EXECUTED, "message": "Not executed: this is an evaluation run."}
         return ToolMessage(
             content=json.dumps({"error": refusal}),
             name=call["name"],

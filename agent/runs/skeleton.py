@@ -214,7 +214,13 @@ class Run:
             body = self.recorder.record(scrub)
             path = f"/api/debug/{message_id}"
             await writes.send(
-                self.client, self.context, "PUT", path, json=body, timeout=SAVE_TIMEOUT_S
+                self.client,
+                self.context,
+                "PUT",
+                path,
+                json=body,
+                timeout=SAVE_TIMEOUT_S,
+                wait_s=SAVE_TIMEOUT_S,
             )
         except BackendError as exc:
             log.warning("could not store the debug record of message %s: %s", message_id, exc)

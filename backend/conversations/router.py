@@ -181,7 +181,9 @@ async def append_message(
     principal: AgentPrincipal,
     session: SessionDep,
     idempotency_key: Annotated[
-        str | None, Header(alias="Idempotency-Key", min_length=1, max_length=64)
+        # agent-only and not part of the browser's API: kept out of the OpenAPI document
+        str | None,
+        Header(alias="Idempotency-Key", min_length=1, max_length=64, include_in_schema=False),
     ] = None,
 ):
     """Append a message to the history (agent service, on behalf of the owner). Sent again

@@ -214,6 +214,8 @@ def store_unreachable(exc: BaseException) -> bool:
         if not isinstance(cause, BaseException):
             return False
         exc = cause
+    if str(getattr(exc, "sqlstate", None) or "").startswith(_LOST_SQLSTATES):
+        return True  # asyncpg's own: CannotConnectNowError (57P03), AdminShutdownError, ...
     if isinstance(exc, ConnectionError | socket.gaierror):
         return True
     if isinstance(exc, OSError):  # asyncpg: "Multiple exceptions: [Errno 111] Connect call ..."

@@ -15,6 +15,7 @@ import jwt
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agent.config import Settings
+from agent.errors import Code, Unauthorized
 
 log = logging.getLogger(__name__)
 
@@ -39,13 +40,11 @@ PAGE_PREFIXES = (
 )
 
 
-class AuthError(Exception):
-    """The caller has no valid user JWT."""
+class AuthError(Unauthorized):
+    """The caller has no valid user JWT (UNAUTHORIZED, or TOKEN_EXPIRED)."""
 
-    def __init__(self, message: str, code: str = "UNAUTHORIZED") -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+    def __init__(self, message: str, code: Code = Code.UNAUTHORIZED) -> None:
+        super().__init__(message, code=code)
 
 
 @dataclass(frozen=True)
@@ -83,7 +82,7 @@ def verify_user(settings: Settings, token: str | None) -> User:
             options={"require": ["sub", "typ", "exp", "iat", "iss", "aud"]},
         )
     except jwt.ExpiredSignatureError as exc:
-        raise AuthError("Your session has expired: sign in again", "TOKEN_EXPIRED") from exc
+        raise AuthError("Your session has expired: sign in again", Code.TOKEN_EXPIRED) from exc
     except jwt.PyJWTError as exc:
         raise AuthError("Invalid token") from exc
     sub, roles = claims.get("sub"), claims.get("roles", [])
@@ -117,13 +116,13 @@ class UserAuthMiddleware:
             return
         inner = path[len(self.prefix) :]
         if self.settings.env != "development" and _is_page(inner):
-            await _reject(scope, send, 404, "NOT_FOUND", "Not found")
+            await _reject(scope, send, 404, Code.NOT_FOUND, "Not found")
             return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         try:
             verify_user(self.settings, bearer_token(headers))
         except AuthError as exc:
-            await _reject(scope, send, 401, "UNAUTHORIZED", exc.message)
+            await _reject(scope, send, 401, Code.UNAUTHORIZED, exc.message)
             return
         await self.app(scope, receive, send)
 

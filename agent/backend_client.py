@@ -18,6 +18,7 @@ from tenacity import (
 
 from agent.config import Settings
 from agent.context import Context
+from agent.errors import Code
 
 
 class BackendError(Exception):
@@ -36,7 +37,7 @@ class BackendUnreachable(BackendError):
     again is safe even for a write."""
 
     def __init__(self) -> None:
-        super().__init__(503, "BACKEND_UNAVAILABLE", "The backend is unreachable")
+        super().__init__(503, Code.BACKEND_UNAVAILABLE, "The backend is unreachable")
 
 
 def _error_from(response: httpx.Response) -> BackendError:
@@ -46,7 +47,7 @@ def _error_from(response: httpx.Response) -> BackendError:
             response.status_code, str(error["code"]), str(error["message"]), error.get("details")
         )
     except (ValueError, KeyError, TypeError):
-        return BackendError(response.status_code, "BACKEND_ERROR", "Backend request failed")
+        return BackendError(response.status_code, Code.BACKEND_ERROR, "Backend request failed")
 
 
 class BackendClient:
@@ -109,13 +110,16 @@ class BackendClient:
         params: dict[str, Any] | None = None,
         timeout: float | None = None,
         run_id: str | None = None,
+        headers: dict[str, str] | None = None,
     ) -> Any:
         """Send one request with the service JWT and X-On-Behalf-Of (and X-Run-Id when it is
         a tool call of a run); return the parsed JSON body.
 
         Connection failures are retried for reads only (GET), never for writes.
         """
-        send = partial(self._send, method, path, user_token, json, params, timeout, run_id)
+        send = partial(
+            self._send, method, path, user_token, json, params, timeout, run_id, headers or {}
+        )
         response = await self._dispatch(send, method)
         if response.status_code == 401 and _error_from(response).details.get("credential") == (
             "service"
@@ -136,13 +140,13 @@ class BackendClient:
             return await (_retrying()(send) if method.upper() == "GET" else send())
         except httpx.TimeoutException as exc:
             raise BackendError(
-                504, "BACKEND_TIMEOUT", "The backend did not answer in time"
+                504, Code.BACKEND_TIMEOUT, "The backend did not answer in time"
             ) from exc
         except httpx.ConnectError as exc:
             raise BackendUnreachable() from exc
         except httpx.TransportError as exc:
             # Sent, but the answer was lost (e.g. the backend restarted): it may have run.
-            raise BackendError(503, "BACKEND_UNAVAILABLE", "The backend is unreachable") from exc
+            raise BackendError(503, Code.BACKEND_UNAVAILABLE, "The backend is unreachable") from exc
 
     async def _send(
         self,
@@ -153,8 +157,10 @@ class BackendClient:
         params: dict[str, Any] | None,
         timeout: float | None,
         run_id: str | None,
+        extra: dict[str, str],
     ) -> httpx.Response:
         headers = {
+            **extra,
             "Authorization": f"Bearer {await self.service_token()}",
             "X-On-Behalf-Of": user_token,
         }

@@ -27,13 +27,19 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg.rows import DictRow, dict_row
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
+from agent.errors import Unavailable
+
 RETRY_S = 15.0  # a fast restart takes 1-3 s; a failover a few more
 LOST = (psycopg.OperationalError, psycopg_pool.PoolTimeout)
 T = TypeVar("T")
 
 
-class StoreUnavailable(Exception):
+class StoreUnavailable(Unavailable):
     """The checkpoint database did not come back within RETRY_S."""
+
+    def __init__(self, reason: str = "") -> None:
+        super().__init__("The conversation store is not answering; try again.")
+        self.reason = reason
 
 
 async def _retry(call: Callable[[], Awaitable[T]], pool: Any = None) -> T:

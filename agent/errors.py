@@ -62,10 +62,10 @@ class Code(StrEnum):
 class AgentError(Exception):
     """A failure with a stream code, a message that is safe to show, and optional details."""
 
-    code: Code = Code.INTERNAL_ERROR
+    code: str = Code.INTERNAL_ERROR  # a `Code` member (a workflow step's: the backend's code)
 
     def __init__(
-        self, message: str, *, code: Code | None = None, details: dict[str, Any] | None = None
+        self, message: str, *, code: str | None = None, details: dict[str, Any] | None = None
     ) -> None:
         super().__init__(message)
         self.message = message

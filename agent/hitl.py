@@ -15,6 +15,8 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.types import Command, Interrupt, StateSnapshot
 
+from agent.errors import AgentError, Code
+
 Action = Literal["confirm", "reject"]
 ALLOWED: list[Action] = ["confirm", "reject"]
 DECISIONS: dict[str, dict[str, str]] = {
@@ -23,13 +25,11 @@ DECISIONS: dict[str, dict[str, str]] = {
 }
 
 
-class ConfirmationError(Exception):
+class ConfirmationError(AgentError):
     """A confirm/reject that cannot be applied; `code` is the stream error code."""
 
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+    def __init__(self, code: Code, message: str) -> None:
+        super().__init__(message, code=code)
 
 
 @dataclass(frozen=True)
@@ -110,23 +110,25 @@ def resolve(
     without it, or with the id of any other call, nothing runs. A rejection may omit it.
     """
     if action not in DECISIONS:
-        raise ConfirmationError("INVALID_INPUT", "action must be '', 'confirm' or 'reject'")
+        raise ConfirmationError(Code.INVALID_INPUT, "action must be '', 'confirm' or 'reject'")
     if not has_checkpoint(snapshot):
         raise ConfirmationError(
-            "CHECKPOINT_EXPIRED", "This confirmation has expired: the conversation was cleared."
+            Code.CHECKPOINT_EXPIRED, "This confirmation has expired: the conversation was cleared."
         )
     waiting = pending_of(snapshot)
     if not waiting:
-        raise ConfirmationError("NO_PENDING_CONFIRMATION", "Nothing is waiting for confirmation.")
+        raise ConfirmationError(
+            Code.NO_PENDING_CONFIRMATION, "Nothing is waiting for confirmation."
+        )
     first = waiting[0]
     if action == "confirm" and not call_id:
         raise ConfirmationError(
-            "NO_PENDING_CONFIRMATION",
+            Code.NO_PENDING_CONFIRMATION,
             "A confirmation must name the call it approves (options.call_id); nothing was run.",
         )
     if call_id is not None and call_id != first.call_id:
         raise ConfirmationError(
-            "NO_PENDING_CONFIRMATION",
+            Code.NO_PENDING_CONFIRMATION,
             "That confirmation card is out of date: the call it shows is no longer pending; "
             "nothing was run.",
         )

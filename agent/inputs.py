@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agent.errors import Code, InvalidInput
+
 TRUNCATED_SUFFIX = "[...truncated]"
 WATCH_ACTIONS = ("attach", "stop")  # a live run: watch it, or stop it (agent/runs/viewers.py)
 ACTIONS = ("", "confirm", "reject", *WATCH_ACTIONS)
@@ -25,11 +27,9 @@ MODES: tuple[Mode, ...] = ("dynamic", "none", "yaml", "diagnose")
 SENTENCE_END = re.compile(r"[.!?…][\"')\]»]*\s")
 
 
-class InputError(Exception):
-    def __init__(self, message: str, code: str = "INVALID_INPUT") -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+class InputError(InvalidInput):
+    def __init__(self, message: str, code: Code = Code.INVALID_INPUT) -> None:
+        super().__init__(message, code=code)
 
 
 class Resources(BaseModel):

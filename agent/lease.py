@@ -16,12 +16,13 @@ from typing import Any
 
 from agent.backend_client import BackendClient, BackendError
 from agent.context import Context
+from agent.errors import Code
 
 log = logging.getLogger(__name__)
 
 PROCESS_ID = f"{socket.gethostname()}:{os.getpid()}"
 RETRY_INTERVAL_S = 0.1
-BUSY = "CONVERSATION_BUSY"
+BUSY = Code.CONVERSATION_BUSY
 RENEWAL_WAIT_S = 5.0  # how long a release waits for a renewal already on its way
 
 
@@ -95,7 +96,7 @@ class Lease:
                 log.warning("lease renewal failed for %s: %s", self._path, exc)
                 if exc.status == 409:  # another holder, or the conversation was archived
                     self.lost = True
-                    self.archived = exc.code == "CONVERSATION_ARCHIVED"
+                    self.archived = exc.code == Code.CONVERSATION_ARCHIVED
                     return
 
     async def release(self) -> None:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from agent.backend_client import BackendError
 from agent.context import Context
+from agent.errors import Code, LlmFailure
 from agent.prompts import NO_TOOLS_NOTE, focus_note
 from agent.trim import fit_to_budget, message_tokens
 
@@ -31,7 +32,7 @@ RETRY_EVENT = {"type": "model_retry"}  # custom stream event: drop the text of t
 TOOL_BUDGET_MARK = "tool_budget_exhausted"  # response_metadata of the AI message ending such a run
 
 
-class LlmError(Exception):
+class LlmError(LlmFailure):
     """The model failed (5xx, timeout, malformed output) and one retry did not help."""
 
 
@@ -51,14 +52,14 @@ def safe_backend_error(exc: BackendError, context: Any) -> tuple[str, str]:
     if exc.status == 403:
         roles = ", ".join(context.roles) if isinstance(context, Context) else "unknown"
         detail = exc.message.rstrip(".") if exc.message else "not allowed"
-        return "FORBIDDEN", f"Permission denied: {detail} (the user's roles: {roles})."
+        return Code.FORBIDDEN, f"Permission denied: {detail} (the user's roles: {roles})."
     if exc.status >= 500:
-        return exc.code or "BACKEND_ERROR", "The platform could not complete this; try later."
+        return exc.code or Code.BACKEND_ERROR, "The platform could not complete this; try later."
     message = exc.message[:MAX_ERROR_CHARS]
     token = getattr(context, "user_token", None)
     if token and token in message:
         message = message.replace(token, "[redacted]")
-    return exc.code or "BACKEND_ERROR", message
+    return exc.code or Code.BACKEND_ERROR, message
 
 
 class ToolErrors(AgentMiddleware[Any, Context, Any]):
@@ -71,7 +72,7 @@ class ToolErrors(AgentMiddleware[Any, Context, Any]):
     ) -> ToolMessage | Command[Any]:
         name = request.tool_call["name"]
         if request.tool is None:
-            return tool_error(request, "UNKNOWN_TOOL", f"There is no tool named {name!r}.")
+            return tool_error(request, Code.UNKNOWN_TOOL, f"There is no tool named {name!r}.")
         try:
             result = await handler(request)
         except GraphBubbleUp:
@@ -79,16 +80,16 @@ class ToolErrors(AgentMiddleware[Any, Context, Any]):
         except BackendError as exc:
             return tool_error(request, *safe_backend_error(exc, request.runtime.context))
         except ValidationError as exc:
-            return tool_error(request, "INVALID_ARGUMENTS", _fields(exc))
+            return tool_error(request, Code.INVALID_ARGUMENTS, _fields(exc))
         except Exception:
             # Anything else is our bug, not the model's: log the stack here, show a safe line.
             log.exception("tool %s failed", name)
-            return tool_error(request, "TOOL_FAILED", f"The tool {name} failed unexpectedly.")
+            return tool_error(request, Code.TOOL_FAILED, f"The tool {name} failed unexpectedly.")
         if not isinstance(result, ToolMessage) or result.status != "error":
             return result
         if not _is_error_json(result.content):
             text = str(result.content)[:MAX_ERROR_CHARS]
-            return tool_error(request, "INVALID_ARGUMENTS", text)
+            return tool_error(request, Code.INVALID_ARGUMENTS, text)
         return result
 
 
@@ -106,7 +107,7 @@ class ArgumentsFirst(AgentMiddleware[Any, Context, Any]):
             try:
                 schema.model_validate(request.tool_call["args"])
             except ValidationError as exc:
-                return tool_error(request, "INVALID_ARGUMENTS", _fields(exc))
+                return tool_error(request, Code.INVALID_ARGUMENTS, _fields(exc))
         return await handler(request)
 
 
@@ -291,7 +292,7 @@ class NoTools(AgentMiddleware[Any, Context, Any]):
     ) -> ToolMessage | Command[Any]:
         context = request.runtime.context
         if isinstance(context, Context) and not context.offer_tools:
-            return tool_error(request, "TOOLS_DISABLED", "No tools in this mode; nothing ran.")
+            return tool_error(request, Code.TOOLS_DISABLED, "No tools in this mode; nothing ran.")
         return await handler(request)
 
 

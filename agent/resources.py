@@ -21,6 +21,7 @@ from urllib.parse import quote
 from agent.backend_client import BackendClient, BackendError
 from agent.context import Context
 from agent.documents.injection import BYTES_PER_TOKEN, cut, estimate_tokens, shares
+from agent.errors import Code
 from agent.inputs import Resources
 from agent.tools.shaping import cap_cell
 
@@ -88,7 +89,7 @@ async def _table(client: BackendClient, context: Context, ref: str) -> _Read:
     read = _Read("table", ref)
     parsed = TABLE_REF.fullmatch(ref)
     if parsed is None:
-        read.error = {"code": "INVALID_TABLE_REF", "message": "Expected 'datasource.table'."}
+        read.error = {"code": Code.INVALID_TABLE_REF, "message": "Expected 'datasource.table'."}
         return read
     datasource, table = parsed.groups()
     path = f"/api/datasources/{quote(datasource)}/tables/{quote(table)}"
@@ -111,7 +112,7 @@ async def _table(client: BackendClient, context: Context, ref: str) -> _Read:
 
 
 def _refusal(exc: BackendError) -> dict[str, str]:
-    return {"code": exc.code or "BACKEND_ERROR", "message": exc.message[:300]}
+    return {"code": exc.code or Code.BACKEND_ERROR, "message": exc.message[:300]}
 
 
 def _table_text(columns: list[dict[str, Any]], sample: dict[str, Any]) -> str:
@@ -179,7 +180,7 @@ def _fit(reads: list[_Read], cap_tokens: int) -> PreparedResources:
 def _cut_notice(read: _Read, shown: int, total: int, cap_tokens: int) -> Notice:
     percent = 100 * shown // max(total, 1)
     return Notice(
-        "RESOURCE_TRUNCATED",
+        Code.RESOURCE_TRUNCATED,
         f"Only part of {read.ref} reached the assistant ({percent}%; selected files and "
         f"tables share about {cap_tokens:,} tokens per message).",
         {"kind": read.kind, "ref": read.ref, "percent": percent, "cap_tokens": cap_tokens},
@@ -190,7 +191,7 @@ def _refused_notice(read: _Read) -> Notice:
     assert read.error is not None
     ref = read.ref if len(read.ref) <= 200 else read.ref[:200] + "…"
     return Notice(
-        "RESOURCE_REFUSED",
+        Code.RESOURCE_REFUSED,
         f"{ref} was not given to the assistant: {read.error['message']}",
         {"kind": read.kind, "ref": ref, "code": read.error["code"]},
     )

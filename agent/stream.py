@@ -17,6 +17,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolCall, ToolMessage
 
+from agent.errors import Code
 from agent.hitl import Pending
 from agent.middleware import RETRY_EVENT, ends_out_of_tool_budget
 from agent.tools.names import CONFIRM_TOOLS, title
@@ -253,12 +254,12 @@ def _output_of(content: Any) -> Any:
 
 def _error_of(message: ToolMessage) -> dict[str, str]:
     if message.additional_kwargs.get("lc_source") == "hitl_interrupt_decision":
-        return {"code": "REJECTED", "message": "Not run: the person rejected this call."}
+        return {"code": Code.REJECTED, "message": "Not run: the person rejected this call."}
     try:
         error = json.loads(str(message.content))["error"]
         return {"code": str(error["code"]), "message": str(error["message"])}
     except (ValueError, KeyError, TypeError):
-        return {"code": "TOOL_ERROR", "message": str(message.content)[:300]}
+        return {"code": Code.TOOL_ERROR, "message": str(message.content)[:300]}
 
 
 class _Pace:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import logging
+import socket
 import uuid
 from typing import Any
 
+import asyncpg
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 log = logging.getLogger("backend.errors")
@@ -153,6 +156,8 @@ def install_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(DBAPIError)
     async def _database(request: Request, exc: DBAPIError) -> JSONResponse:
+        if store_unreachable(exc):
+            return _store_unavailable(request, exc)
         sqlstate = str(getattr(exc.orig, "sqlstate", None) or "")
         # SQLSTATE class 22 (data exception): the request carried a value Postgres refuses,
         # e.g. a NUL character in text or JSON. That is bad input, not a server fault.
@@ -160,6 +165,14 @@ def install_handlers(app: FastAPI) -> None:
             log.warning("rejected value: sqlstate=%s path=%s", sqlstate, request.url.path)
             return envelope(422, "INVALID_INPUT", "Request contains a value that cannot be stored")
         return await _unexpected(request, exc)
+
+    for lost in UNREACHABLE:
+
+        @app.exception_handler(lost)
+        async def _unreachable(request: Request, exc: Exception) -> JSONResponse:
+            if store_unreachable(exc):
+                return _store_unavailable(request, exc)
+            return await _unexpected(request, exc)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
@@ -172,6 +185,52 @@ def install_handlers(app: FastAPI) -> None:
             {"request_id": request_id},
             headers={"X-Request-ID": request_id},
         )
+
+
+# Raised while the database is unreachable (restarting, stopped, the network cut): a
+# connection that cannot be opened, one dropped under a query, a pool with none to give.
+UNREACHABLE: tuple[type[Exception], ...] = (
+    OSError,  # only a failed connect (below), not a file that cannot be read
+    SQLAlchemyTimeout,
+    asyncpg.exceptions.PostgresConnectionError,
+    asyncpg.exceptions.InterfaceError,
+)
+# SQLSTATE classes of a lost server: 08 connection exception, 57 operator intervention
+# (admin shutdown, the database starting up), 53 insufficient resources (too many clients).
+_LOST_SQLSTATES = ("08", "57", "53")
+STORE_UNAVAILABLE = "STORE_UNAVAILABLE"
+
+
+def store_unreachable(exc: BaseException) -> bool:
+    """Whether `exc` means the database is away (a 503 to retry), not a bad request or a bug."""
+    if isinstance(exc, DBAPIError):
+        if exc.connection_invalidated:
+            return True
+        orig = exc.orig
+        sqlstate = str(getattr(orig, "sqlstate", None) or "")
+        if sqlstate.startswith(_LOST_SQLSTATES):
+            return True
+        cause = getattr(orig, "__cause__", None) or orig
+        if not isinstance(cause, BaseException):
+            return False
+        exc = cause
+    if str(getattr(exc, "sqlstate", None) or "").startswith(_LOST_SQLSTATES):
+        return True  # asyncpg's own: CannotConnectNowError (57P03), AdminShutdownError, ...
+    if isinstance(exc, ConnectionError | socket.gaierror):
+        return True
+    if isinstance(exc, OSError):  # asyncpg: "Multiple exceptions: [Errno 111] Connect call ..."
+        return type(exc) is OSError and "connect" in str(exc).lower()
+    return isinstance(exc, UNREACHABLE)
+
+
+def _store_unavailable(request: Request, exc: BaseException) -> JSONResponse:
+    log.warning("database unreachable: %s path=%s", type(exc).__name__, request.url.path)
+    return envelope(
+        503,
+        STORE_UNAVAILABLE,
+        "The database is not answering; try again.",
+        headers={"Retry-After": "1"},
+    )
 
 
 _ENVELOPE_REF = "#/components/schemas/ErrorResponse"

@@ -11,7 +11,9 @@ from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-StopReason = Literal["SATURATED", "BUDGET_EXHAUSTED", "DEADLINE", "CANCELLED"]
+from agent.errors import Code
+
+StopReason = Literal["SATURATED", Code.BUDGET_EXHAUSTED, "DEADLINE", Code.CANCELLED]
 
 
 class RunStopped(Exception):
@@ -46,11 +48,11 @@ class Budget:
     def before_round(self) -> None:
         """Spend one model round, or raise RunStopped if the run may not take another."""
         if self.cancelled():
-            raise RunStopped("CANCELLED")
+            raise RunStopped(Code.CANCELLED)
         if time.monotonic() >= self.deadline:
             raise RunStopped("DEADLINE")
         if self.model_calls >= self.max_model_calls or self.tokens >= self.max_tokens:
-            raise RunStopped("BUDGET_EXHAUSTED")
+            raise RunStopped(Code.BUDGET_EXHAUSTED)
         self.model_calls += 1
 
     def record(self, messages: Sequence[BaseMessage]) -> None:

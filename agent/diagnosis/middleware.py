@@ -27,6 +27,7 @@ from agent.diagnosis.budget import Budget, RunStopped
 from agent.diagnosis.envelope import ENVELOPES, business_input, unknown_keys
 from agent.diagnosis.ledger import Ledger, PreviousObservation, Verdict
 from agent.diagnosis.projection import error_code, failure
+from agent.errors import Code
 
 ToolHandler = Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
 
@@ -67,7 +68,7 @@ class ProgressProtocol(AgentMiddleware[Any, Context, Any]):
         call = request.tool_call
         call_id, name = call["id"] or "", call["name"]
         if request.tool is None or name not in ENVELOPES:
-            return _observation(call_id, name, failure(call_id, "UNKNOWN_TOOL"))
+            return _observation(call_id, name, failure(call_id, Code.UNKNOWN_TOOL))
         if not _first_of_round(request, call_id):
             return self._refused(call_id, name, self.ledger.violation("ONE_CALL_PER_ROUND"))
         args = call["args"] if isinstance(call["args"], dict) else {}
@@ -80,7 +81,7 @@ class ProgressProtocol(AgentMiddleware[Any, Context, Any]):
                 raise ValueError("unknown keys")
             envelope = ENVELOPES[name].model_validate(args)
         except (ValidationError, ValueError):
-            return _observation(call_id, name, failure(call_id, "INVALID_ARGUMENTS"))
+            return _observation(call_id, name, failure(call_id, Code.INVALID_ARGUMENTS))
         self.ledger.started(call_id, name, business_input(envelope).model_dump(mode="json"))
         return await self._run(request, handler, call_id, name)
 
@@ -94,8 +95,8 @@ class ProgressProtocol(AgentMiddleware[Any, Context, Any]):
             self.ledger.finished(call_id, "ERROR", code)
             return _observation(call_id, name, failure(call_id, code))
         if not isinstance(result, ToolMessage) or not isinstance(result.artifact, dict):
-            self.ledger.finished(call_id, "ERROR", "TOOL_FAILED")
-            return _observation(call_id, name, failure(call_id, "TOOL_FAILED"))
+            self.ledger.finished(call_id, "ERROR", Code.TOOL_FAILED)
+            return _observation(call_id, name, failure(call_id, Code.TOOL_FAILED))
         self.ledger.finished(call_id, result.artifact["evidence_status"])
         return result
 

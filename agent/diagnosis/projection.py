@@ -9,6 +9,7 @@ from typing import Any
 
 from agent.backend_client import BackendError
 from agent.diagnosis.ledger import EvidenceStatus
+from agent.errors import Code
 from agent.tools.names import EXECUTE_SQL, LOOKUP_KNOWLEDGE, QUERY_LOGS
 
 MAX_LOG_ITEMS = 20
@@ -30,31 +31,31 @@ MESSAGES: dict[str, str] = {
         "and call no tool."
     ),
     "ONE_CALL_PER_ROUND": "Not run. Call one tool at a time.",
-    "UNKNOWN_TOOL": f"Not run. Only {LOOKUP_KNOWLEDGE}, {QUERY_LOGS} and {EXECUTE_SQL} exist.",
-    "INVALID_ARGUMENTS": "Not run. The input does not match the tool's schema.",
-    "FORBIDDEN": "The user's role may not read this.",
-    "NOT_FOUND": "It does not exist.",
+    Code.UNKNOWN_TOOL: f"Not run. Only {LOOKUP_KNOWLEDGE}, {QUERY_LOGS} and {EXECUTE_SQL} exist.",
+    Code.INVALID_ARGUMENTS: "Not run. The input does not match the tool's schema.",
+    Code.FORBIDDEN: "The user's role may not read this.",
+    Code.NOT_FOUND: "It does not exist.",
     "SQL_REJECTED": "Refused: only one read-only SELECT statement is allowed.",
     "SQL_ERROR": "The database could not run this query.",
     "SQL_TIMEOUT": "The query took too long and was cancelled.",
-    "INVALID_INPUT": "The platform refused this input.",
-    "BACKEND_UNAVAILABLE": "The platform did not answer.",
-    "BACKEND_TIMEOUT": "The platform did not answer in time.",
-    "TOOL_FAILED": "The tool failed.",
+    Code.INVALID_INPUT: "The platform refused this input.",
+    Code.BACKEND_UNAVAILABLE: "The platform did not answer.",
+    Code.BACKEND_TIMEOUT: "The platform did not answer in time.",
+    Code.TOOL_FAILED: "The tool failed.",
 }
 
 
 def error_code(exc: BackendError) -> str:
     """The stable code of a backend failure."""
     if exc.status == 403:
-        return "FORBIDDEN"
+        return Code.FORBIDDEN
     if exc.status == 404:
-        return "NOT_FOUND"
+        return Code.NOT_FOUND
     if exc.code in MESSAGES:
         return exc.code
     if exc.status >= 500:
-        return "BACKEND_UNAVAILABLE"
-    return "INVALID_INPUT" if exc.status == 422 else "TOOL_FAILED"
+        return Code.BACKEND_UNAVAILABLE
+    return Code.INVALID_INPUT if exc.status == 422 else Code.TOOL_FAILED
 
 
 def failure(call_id: str, code: str, **extra: str) -> dict[str, Any]:

@@ -22,13 +22,14 @@ from agent.diagnosis.draft import DiagnosisDraft, DraftError, parse_draft
 from agent.diagnosis.ledger import Ledger
 from agent.diagnosis.middleware import ProgressProtocol, RoundBudget
 from agent.diagnosis.prompt import system_prompt
+from agent.errors import Code
 
 log = logging.getLogger(__name__)
 STEPS_PER_ROUND = 4  # graph steps one model round and its tool call can take
 
 FAILURES = {
     "INVALID_DRAFT": "The model's answer was not a valid diagnosis draft; nothing was kept.",
-    "LLM_ERROR": "The language model failed during the diagnosis.",
+    Code.LLM_ERROR: "The language model failed during the diagnosis.",
 }
 
 

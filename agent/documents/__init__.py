@@ -1,9 +1,7 @@
 """Attached files (FR-021): PDF, XLSX, CSV, JSON, PNG and JPEG read into the user's turn."""
 
 from agent.documents.base import (
-    FILE_TOO_LARGE,
     SUPPORTED_FORMATS,
-    UNSUPPORTED_FILE,
     DocumentError,
     Kind,
     Limits,
@@ -14,9 +12,7 @@ from agent.documents.prepare import PreparedAttachments, prepare_attachments
 from agent.documents.reader import parse
 
 __all__ = [
-    "FILE_TOO_LARGE",
     "SUPPORTED_FORMATS",
-    "UNSUPPORTED_FILE",
     "DocumentError",
     "Kind",
     "Limits",

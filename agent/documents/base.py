@@ -7,10 +7,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from agent.errors import AgentError, Code
+
 SUPPORTED_FORMATS = ("PDF", "XLSX", "CSV", "JSON", "PNG", "JPEG")
-UNSUPPORTED_FILE = "UNSUPPORTED_FILE"
-FILE_TOO_LARGE = "FILE_TOO_LARGE"
-INVALID_INPUT = "INVALID_INPUT"
 
 
 class Kind(StrEnum):
@@ -32,14 +31,11 @@ CONTENT_TYPES = {
 }
 
 
-class DocumentError(Exception):
+class DocumentError(AgentError):
     """A file the agent refuses; `code` and `details` go to the stream `error` message as is."""
 
-    def __init__(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.details = details or {}
+    def __init__(self, code: Code, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message, code=code, details=details)
 
 
 # Reasons that mean "wrong kind of file": the message itself lists what is accepted.
@@ -51,7 +47,7 @@ def unsupported(name: str, message: str, *, reason: str, **extra: Any) -> Docume
     if reason in _TYPE_REASONS:
         message = f"{message} Supported formats: {', '.join(SUPPORTED_FORMATS)}."
     details = {"name": name, "reason": reason, "supported": list(SUPPORTED_FORMATS), **extra}
-    return DocumentError(UNSUPPORTED_FILE, message, details)
+    return DocumentError(Code.UNSUPPORTED_FILE, message, details)
 
 
 def too_large(
@@ -59,7 +55,7 @@ def too_large(
 ) -> DocumentError:
     """FILE_TOO_LARGE naming the file and the limit it broke (in `unit`)."""
     details = {"name": name, "reason": reason, "limit": limit, "unit": unit, **extra}
-    return DocumentError(FILE_TOO_LARGE, message, details)
+    return DocumentError(Code.FILE_TOO_LARGE, message, details)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from pathlib import Path
 from PIL import Image, UnidentifiedImageError
 
 from agent.documents.base import Extract, ImageData, Limits, Notice, too_large, unsupported
+from agent.errors import Code
 
 _BROKEN = (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError)
 _MIME = {"PNG": "image/png", "JPEG": "image/jpeg"}
@@ -22,7 +23,7 @@ def parse(path: Path, *, name: str, limits: Limits) -> Extract:
     label = f"[image {name}: {width}x{height} {fmt}]"
     if not limits.accept_images:
         notice = Notice(
-            "IMAGE_NOT_SUPPORTED",
+            Code.IMAGE_NOT_SUPPORTED,
             f"The configured model does not accept images, so {name} was not shown to it.",
         )
         return Extract(text=label + " (not visible to the model)", notices=(notice,))

@@ -13,6 +13,7 @@ from pdfplumber.page import Page
 from pdfplumber.utils.exceptions import MalformedPDFException, PdfminerException
 
 from agent.documents.base import Extract, Limits, Notice, TextSink, table_row, unsupported
+from agent.errors import Code
 
 # What pdfminer/pdfplumber raise on hostile or broken input, at open or per page.
 _BROKEN = (
@@ -49,7 +50,7 @@ def parse(path: Path, *, name: str, limits: Limits) -> Extract:
         sink.lines.append(f"[only pages 1-{read} of {total} were read]")
     if not any(line.strip() and not line.startswith("--- page") for line in sink.lines):
         notices.append(
-            Notice("NO_TEXT", f"{name} has no extractable text (it may be a scanned image).")
+            Notice(Code.NO_TEXT, f"{name} has no extractable text (it may be a scanned image).")
         )
     return Extract(text=sink.text(), truncated=sink.truncated, notices=tuple(notices))
 

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from agent.documents import injection, reader, uploads
-from agent.documents.base import INVALID_INPUT, DocumentError, Limits, Notice, ParsedDocument
+from agent.documents.base import DocumentError, Limits, Notice, ParsedDocument
+from agent.errors import Code
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ def file_entry(entry: Any, root: Path | None = None) -> tuple[Path, str]:
     else:
         raw, original = getattr(entry, "path", None), getattr(entry, "orig_name", None)
     if not raw:
-        raise DocumentError(INVALID_INPUT, "An attached file has no path.", {})
+        raise DocumentError(Code.INVALID_INPUT, "An attached file has no path.", {})
     name = _display_name(str(raw), original)
     return uploads.checked_path(raw, name, root), name
 
@@ -82,7 +83,7 @@ async def prepare_attachments(
     limit, count = settings.agent.max_files, len(files or [])
     if count > limit:
         raise DocumentError(
-            INVALID_INPUT,
+            Code.INVALID_INPUT,
             f"At most {limit} files can be attached to one message ({count} were).",
             {"max_files": limit, "count": count},
         )

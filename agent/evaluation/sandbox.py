@@ -19,6 +19,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
 from agent.context import Context
+from agent.errors import Code
 from agent.tools.names import CREATE_BRANCH, WRITE_TOOLS
 
 FIRST_SYNTHETIC_ID = 900_001  # far above the demo data's ids, so a synthetic one stands out
@@ -48,7 +49,7 @@ class DryRunWrites(AgentMiddleware[Any, Context, Any]):
                 "created_by": context.username if isinstance(context, Context) else None,
             }
             return ToolMessage(content=json.dumps(body), name=call["name"], tool_call_id=call["id"])
-        refusal = {"code": "NOT_EXECUTED", "message": "Not executed: this is an evaluation run."}
+        refusal = {"code": Code.NOT_EXECUTED, "message": "Not executed: this is an evaluation run."}
         return ToolMessage(
             content=json.dumps({"error": refusal}),
             name=call["name"],

@@ -8,6 +8,7 @@ from langchain.tools import ToolRuntime
 
 from agent.backend_client import BackendError
 from agent.context import Context
+from agent.errors import Code
 
 AgentRuntime = ToolRuntime[Context, Any]
 
@@ -16,5 +17,5 @@ def user_context(runtime: AgentRuntime) -> Context:
     """The run's Context; a run without one has no user to act for, so nothing is called."""
     context = runtime.context
     if not isinstance(context, Context):
-        raise BackendError(401, "UNAUTHORIZED", "No signed-in user for this run")
+        raise BackendError(401, Code.UNAUTHORIZED, "No signed-in user for this run")
     return context

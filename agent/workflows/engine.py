@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from agent.backend_client import BackendError
 from agent.context import Context
+from agent.errors import AgentError, Code
 from agent.hitl import Pending
 from agent.middleware import describe_llm_error, safe_backend_error
 from agent.prompts import WORKFLOW_STEP_ID_PREFIX, WORKFLOW_STEP_SYSTEM
@@ -34,13 +35,11 @@ from agent.workflows.templates import Renderer, TemplateFailure
 from agent.workflows.timeline import Timeline, bounded
 
 
-class StepFailure(Exception):
+class StepFailure(AgentError):
     """Why a step failed: a stable code and a message that is safe to show."""
 
     def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+        super().__init__(message, code=code)
 
     def error(self) -> dict[str, str]:
         return {"code": self.code, "message": self.message}
@@ -76,6 +75,9 @@ class Services:
     context: Context
     records: Records
     config: RunnableConfig
+    # raises when the run may not go on (its lease lost, the conversation archived): called
+    # before every step, as the dynamic run checks between its stream events
+    check: Callable[[], None] = lambda: None
 
 
 class Execution:
@@ -105,6 +107,7 @@ class Execution:
         for index in range(start, len(self.definition.steps)):
             step = self.definition.steps[index]
             ok = approved if index == start else None
+            self.services.check()
             self.current = (index, step)
             try:
                 outcome = await self._step(index, step, ok)
@@ -115,10 +118,11 @@ class Execution:
             self.current = None
             if isinstance(outcome, Paused):
                 return outcome
+        self.services.check()
         try:
             final = self.renderer.text(self.definition.final_answer)
         except TemplateFailure as exc:
-            return Failed(None, "final_answer", {"code": "TEMPLATE_ERROR", "message": str(exc)})
+            return Failed(None, "final_answer", {"code": Code.TEMPLATE_ERROR, "message": str(exc)})
         return Completed(final)
 
     async def _step(self, index: int, step: Any, approved: Pending | None) -> Paused | None:
@@ -172,12 +176,12 @@ class Execution:
         try:
             return render()
         except TemplateFailure as exc:
-            raise StepFailure("TEMPLATE_ERROR", str(exc)) from exc
+            raise StepFailure(Code.TEMPLATE_ERROR, str(exc)) from exc
 
     def _tool(self, name: str) -> BaseTool:
         tool = self.services.tools.get(name)
         if tool is None:
-            raise StepFailure("UNKNOWN_TOOL", f"There is no tool named {name!r}.")
+            raise StepFailure(Code.UNKNOWN_TOOL, f"There is no tool named {name!r}.")
         return tool
 
     async def _call_tool(self, tool: BaseTool, args: dict[str, Any], call_id: str) -> Any:
@@ -197,7 +201,7 @@ class Execution:
         except BackendError as exc:
             raise StepFailure(*safe_backend_error(exc, self.services.context)) from exc
         except ValidationError as exc:
-            raise StepFailure("INVALID_ARGUMENTS", _fields(exc)) from exc
+            raise StepFailure(Code.INVALID_ARGUMENTS, _fields(exc)) from exc
         content = message.content if isinstance(message, ToolMessage) else message
         try:
             return json.loads(content) if isinstance(content, str) else content
@@ -207,7 +211,7 @@ class Execution:
     async def _call_model(self, index: int, step: LlmStep, system: str, prompt: str) -> str:
         model = self.services.model
         if model is None:
-            raise StepFailure("LLM_ERROR", "No language model is configured.")
+            raise StepFailure(Code.LLM_ERROR, "No language model is configured.")
         text = f"{prompt}\n\n{self.extra_prompt}" if self.extra_prompt else prompt
         question = HumanMessage(content=text, id=f"{WORKFLOW_STEP_ID_PREFIX}{uuid.uuid4().hex}")
         messages = [SystemMessage(content=system), question]
@@ -223,7 +227,7 @@ class Execution:
                     parts.append(chunk.text)
                     self.timeline.text(index, chunk.text)
         except openai.APIError as exc:
-            raise StepFailure("LLM_ERROR", describe_llm_error(exc)) from exc
+            raise StepFailure(Code.LLM_ERROR, describe_llm_error(exc)) from exc
         return "".join(parts)
 
     async def _record(self, index: int, step: Any, status: str, **fields: Any) -> None:
@@ -256,13 +260,13 @@ def _checked(tool: BaseTool, args: Any) -> dict[str, Any]:
     """The rendered arguments, checked against the tool's schema before anything runs (and
     before anyone is asked to confirm a call that could not run)."""
     if not isinstance(args, dict):
-        raise StepFailure("INVALID_ARGUMENTS", "The step's params must be a mapping.")
+        raise StepFailure(Code.INVALID_ARGUMENTS, "The step's params must be a mapping.")
     schema = tool.tool_call_schema
     if isinstance(schema, type) and issubclass(schema, BaseModel):
         try:
             parsed = schema.model_validate(args)
         except ValidationError as exc:
-            raise StepFailure("INVALID_ARGUMENTS", _fields(exc)) from exc
+            raise StepFailure(Code.INVALID_ARGUMENTS, _fields(exc)) from exc
         return parsed.model_dump(mode="json", exclude_unset=True)
     return args
 

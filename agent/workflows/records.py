@@ -7,6 +7,7 @@ from typing import Any
 
 from agent.backend_client import BackendClient
 from agent.context import Context
+from agent.runs import writes
 
 BASE = "/api/workflow"
 
@@ -33,8 +34,9 @@ class Records:
         return int(created["id"])
 
     async def step(self, execution_id: int, index: int, **fields: Any) -> None:
+        """Store one step's row (a PUT: sent again while the backend is away, it is one row)."""
         path = f"{BASE}/executions/{execution_id}/steps/{index}"
-        await self.client.call(self.context, "PUT", path, json=fields)
+        await writes.send(self.client, self.context, "PUT", path, json=fields)
 
     async def update(self, execution_id: int, status: str, **fields: Any) -> dict[str, Any]:
         body = {"status": status, **{k: v for k, v in fields.items() if v is not None}}

@@ -15,6 +15,7 @@ from sqlalchemy import (
     Index,
     String,
     Text,
+    UniqueConstraint,
     func,
     literal_column,
     text,
@@ -70,12 +71,17 @@ class Message(Base):
             search_vector(text("content")),
             postgresql_using="gin",
         ),
+        # a write sent again after its answer was lost is stored once (NULLs never collide)
+        UniqueConstraint(
+            "conversation_id", "idempotency_key", name="uq_agent_messages_idempotency_key"
+        ),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
     conversation_id: Mapped[uuid.UUID] = mapped_column(
         ForeignKey("agent_conversations.id", ondelete="CASCADE")
     )
+    idempotency_key: Mapped[str | None] = mapped_column(String(64), default=None)
     role: Mapped[str] = mapped_column(String(16))
     content: Mapped[str] = mapped_column(Text)
     meta: Mapped[dict[str, Any]] = mapped_column("metadata", JSONB, default=dict)

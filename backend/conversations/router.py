@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request, Response, status
+from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
 
 from backend.conversations import search, service
 from backend.conversations.checkpoints import Checkpoints
@@ -181,10 +181,20 @@ async def append_message(
     body: MessageCreate,
     principal: AgentPrincipal,
     session: SessionDep,
+    idempotency_key: Annotated[
+        # agent-only and not part of the browser's API: kept out of the OpenAPI document
+        str | None,
+        Header(alias="Idempotency-Key", min_length=1, max_length=64, include_in_schema=False),
+    ] = None,
 ):
-    """Append a message to the history (agent service, on behalf of the owner)."""
+    """Append a message to the history (agent service, on behalf of the owner). Sent again
+    with the same `Idempotency-Key` (its answer was lost), it is stored once."""
     message = await service.append_message(
-        session=session, actor=principal, conversation_id=conversation_id, data=body
+        session=session,
+        actor=principal,
+        conversation_id=conversation_id,
+        data=body,
+        idempotency_key=idempotency_key,
     )
     return _message(message)
 

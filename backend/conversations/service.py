@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from sqlalchemy import case, delete, func, select
 from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.audit import service as audit
@@ -187,31 +188,69 @@ async def restore(
 
 
 async def append_message(
-    *, session: AsyncSession, actor: Principal, conversation_id: uuid.UUID, data: MessageCreate
+    *,
+    session: AsyncSession,
+    actor: Principal,
+    conversation_id: uuid.UUID,
+    data: MessageCreate,
+    idempotency_key: str | None = None,
 ) -> Message:
-    """Append one message; the first user message names an untitled conversation."""
+    """Append one message; the first user message names an untitled conversation.
+
+    A message sent again with the `idempotency_key` of one already stored (its answer was
+    lost) is that message: stored and audited once.
+    """
     conversation = await get(session=session, actor=actor, conversation_id=conversation_id)
+    if idempotency_key is not None:
+        stored = await _message_by_key(session, conversation_id, idempotency_key)
+        if stored is not None:
+            return stored
     if conversation.is_archived:
         raise Conflict("Conversation is archived", code="CONVERSATION_ARCHIVED")
     message = Message(
-        conversation_id=conversation_id, role=data.role, content=data.content, meta=data.metadata
+        conversation_id=conversation_id,
+        role=data.role,
+        content=data.content,
+        meta=data.metadata,
+        idempotency_key=idempotency_key,
     )
     session.add(message)
     if data.role == "user" and not conversation.title:
         conversation.title = auto_title(data.content)
     conversation.message_count += 1
     conversation.updated_at = utcnow()
-    await session.flush()
-    audit.record(
-        session=session,
-        actor=actor,
-        action="conversation.message_append",
-        resource_type="conversation",
-        resource_id=str(conversation_id),
-        details={"message_id": message.id, "role": data.role},
-    )
-    await session.commit()
+    try:
+        await session.flush()
+        audit.record(
+            session=session,
+            actor=actor,
+            action="conversation.message_append",
+            resource_type="conversation",
+            resource_id=str(conversation_id),
+            details={"message_id": message.id, "role": data.role},
+        )
+        await session.commit()
+    except IntegrityError:
+        # the same write, sent again while the first was still being stored: that one wins
+        await session.rollback()
+        if idempotency_key is None:
+            raise
+        stored = await _message_by_key(session, conversation_id, idempotency_key)
+        if stored is None:
+            raise
+        return stored
     return message
+
+
+async def _message_by_key(
+    session: AsyncSession, conversation_id: uuid.UUID, key: str
+) -> Message | None:
+    found = await session.execute(
+        select(Message).where(
+            Message.conversation_id == conversation_id, Message.idempotency_key == key
+        )
+    )
+    return found.scalar_one_or_none()
 
 
 async def acquire_lease(

@@ -1,0 +1,186 @@
+"""`options.mode = "diagnose"`: one diagnosis run as a chat turn.
+
+The turn is stored like any other (the question as a user row, the cards and the `diagnosis`
+message as the assistant row's `metadata.parts`); its outcome is added to the conversation's
+agent thread as the question and a short summary, so the next chat turn can refer to it. The
+run itself sees only the question, the focus and the previous diagnosis.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+from typing import Any
+
+import openai
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.errors import GraphRecursionError
+
+from agent import hitl, recall
+from agent.diagnosis.budget import RunStopped
+from agent.diagnosis.envelope import evidence_tools
+from agent.diagnosis.previous import previous_diagnosis
+from agent.diagnosis.request import PreviousTurn, QueryTooLong, check_query, model_input
+from agent.diagnosis.run import DiagnosisRun, Outcome
+from agent.diagnosis.summary import summarise
+from agent.errors import Code, InvalidInput
+from agent.runs.skeleton import Run
+
+log = logging.getLogger(__name__)
+UNFINISHED = {"code": Code.CANCELLED, "message": "The diagnosis stopped before this call finished."}
+
+
+class DiagnosisChat:
+    """One evidence-based diagnosis, persisted like a chat turn (a `RunKind`)."""
+
+    def __init__(self) -> None:
+        self.outcome: Outcome | None = None
+        self.summary = ""
+        self.closing: list[BaseMessage] = []
+        self.previous: PreviousTurn | None = None
+        self.diagnosis: DiagnosisRun | None = None
+        self._shown: list[str] = []  # call ids of the cards this run started
+        self._final = ""  # the text of the model's last round
+
+    async def prepare(self, run: Run) -> None:
+        _check_input(run)
+        snapshot, self.previous = await asyncio.gather(
+            run.agent.aget_state(run.config),
+            previous_diagnosis(
+                run.client, run.context, max_bytes=run.settings.diagnosis.max_previous_bytes
+            ),
+        )
+        closing = run.reject_pending(snapshot)
+        if not hitl.has_checkpoint(snapshot):  # new, or cleared by retention: keep the history
+            closing = [*await recall.earlier_messages(run.client, run.context), *closing]
+        self.closing = closing
+        run.later(run.supersede_workflows())
+        run.append_later("user", run.submit.text, {"mode": "diagnose"})
+
+    async def execute(self, run: Run) -> None:
+        self.diagnosis = DiagnosisRun(
+            run.settings.diagnosis,
+            model=run.services.diagnosis_model(),
+            tools=evidence_tools(run.client),
+            cancelled=lambda: run.lease.lost or run.lease.archived,
+        )
+        outcome = await self._diagnose(run, self.diagnosis)
+        await self._conclude(run, outcome)
+
+    async def stop(self, run: Run) -> None:
+        if self.diagnosis is not None and self.outcome is None:
+            await self._conclude(run, self.diagnosis.stopped(Code.CANCELLED))
+
+    async def _diagnose(self, run: Run, diagnosis: DiagnosisRun) -> Outcome:
+        question = model_input(run.submit.text, focus=run.submit.focus, previous=self.previous)
+        context = dataclasses.replace(run.context, run_id=diagnosis.run_id)
+        config: RunnableConfig = {
+            **run.config,
+            "metadata": {**run.config.get("metadata", {}), "diagnosis_run_id": diagnosis.run_id},
+            "recursion_limit": diagnosis.recursion_limit,
+        }
+        graph_input = {"messages": [HumanMessage(content=question)]}
+        try:
+            async with run.deadline(run.settings.diagnosis.deadline_s):
+                async for update in diagnosis.agent.astream(
+                    graph_input, config, context=context, stream_mode="updates"
+                ):
+                    run.start_writes()
+                    self._show(run, update)
+                    run.check()
+        except RunStopped as stop:
+            run.check()  # the lease was lost: the run ends as a dynamic one does
+            return diagnosis.stopped(stop.reason)
+        except TimeoutError:
+            return diagnosis.stopped("DEADLINE")
+        except GraphRecursionError:
+            return diagnosis.stopped(Code.BUDGET_EXHAUSTED)
+        except openai.APIError as exc:
+            log.warning(
+                "diagnosis %s: model call failed (%s)", diagnosis.run_id, type(exc).__name__
+            )
+            return diagnosis.failed(Code.LLM_ERROR)
+        return diagnosis.concluded(self._final)
+
+    def _show(self, run: Run, update: Any) -> None:
+        """Tool cards from the run's updates; the model's text is the draft, not shown."""
+        for node, change in (update or {}).items():
+            messages = change.get("messages", []) if isinstance(change, dict) else []
+            for message in messages:
+                if node == "model" and isinstance(message, AIMessage):
+                    self._final = "" if message.tool_calls else message.text
+                    for call in message.tool_calls:
+                        run.turn.tool_start(call)
+                        self._shown.append(call["id"] or "")
+                elif isinstance(message, ToolMessage):
+                    run.turn.tool_result(_card(message))
+
+    async def _conclude(self, run: Run, outcome: Outcome) -> None:
+        """Show the outcome, tell the thread, persist the turn."""
+        self.outcome = outcome
+        for call_id in self._shown:
+            if run.turn.is_open(call_id):
+                content = json.dumps({"error": UNFINISHED})
+                run.turn.tool_result(ToolMessage(content, tool_call_id=call_id, status="error"))
+        metadata = outcome.metadata()
+        self.summary = summarise(metadata)
+        run.turn.diagnosis(metadata, self.summary)
+        if not (run.lease.lost or run.lease.archived):  # else another run owns the thread now
+            await self._remember(run)
+        await run.finish(self)
+
+    async def _remember(self, run: Run) -> None:
+        """Add the question and the outcome's summary to the conversation's agent thread."""
+        messages = [
+            *self.closing,
+            HumanMessage(content=run.submit.text),
+            AIMessage(content=self.summary),
+        ]
+        await run.agent.aupdate_state(run.config, {"messages": messages}, as_node="model")
+
+    def record(self, run: Run) -> tuple[str, dict[str, Any]]:
+        _, metadata = run.turn.record()
+        about = {"query": run.submit.text}
+        if self.outcome is not None:
+            about["run_id"] = self.outcome.run_id
+        return self.summary, {**metadata, "mode": "diagnose", "diagnosis": about}
+
+
+def _check_input(run: Run) -> None:
+    """Refuse what a diagnosis cannot take, before anything runs or is stored."""
+    submit = run.submit
+    resources = submit.options.resources
+    if submit.files or resources.files or resources.tables:
+        message = "A diagnosis takes a question only: no files or resources."
+        raise InvalidInput(message)
+    limit = run.settings.diagnosis.max_query_bytes
+    try:
+        if submit.truncated:
+            raise QueryTooLong(limit + 1, limit)
+        check_query(submit.text, max_bytes=limit)
+    except QueryTooLong as exc:
+        message = (
+            f"The question is too long for a diagnosis: at most {limit:,} bytes (UTF-8). "
+            "Shorten it; nothing was run."
+        )
+        raise InvalidInput(message, details={"max_bytes": limit}) from exc
+
+
+def _card(message: ToolMessage) -> ToolMessage:
+    """How a tool card shows an observation: an ERROR one as the card's error."""
+    if message.status != "error":
+        return message
+    try:
+        body = json.loads(str(message.content))
+        error = {"code": str(body["code"]), "message": str(body["message"])}
+    except (ValueError, KeyError, TypeError):
+        error = {"code": Code.TOOL_FAILED, "message": "The tool failed."}
+    return ToolMessage(
+        json.dumps({"error": error}),
+        tool_call_id=message.tool_call_id,
+        name=message.name,
+        status="error",
+    )

@@ -1,0 +1,391 @@
+"""The run skeleton: what every run does, whatever its kind (docs/architecture.md, "Run path").
+
+    serve()   take the lease (busy, archived, not found) -> hooks.started(grant)
+              -> drive(run, kind) -> hooks.finished(outcome) -> hooks.flush() -> release the lease
+    drive()   routing.route() picks the kind -> kind.prepare() -> kind.execute()
+              cancelled:  kind.stop() closes what is open, then the finish
+              an error:   the writes queued so far are stored, then the error is shown
+              finally:    the finish (deferred writes, the assistant row, the debug record)
+
+A kind (dynamic, chat-only, workflow, diagnosis) implements `RunKind` and uses the `Run` it is
+given: its history writes, deferred writes, the deadline, the lease check, superseding what a
+new message replaces. A kind never calls another kind or a base class; routing picks one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine, Mapping, Sequence
+from typing import Any, Protocol
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from agent import hitl, inputs, resources
+from agent.backend_client import BackendClient, BackendError
+from agent.config import Settings
+from agent.context import Context
+from agent.debug.recorder import CallRecorder
+from agent.debug.scrub import Scrubber
+from agent.errors import AgentError, Busy, Code, NotFound, Unauthorized, Unavailable
+from agent.graph import Agent, build_model, recursion_limit
+from agent.lease import Busy as LeaseBusy
+from agent.lease import Lease
+from agent.runs import writes
+from agent.runs.hooks import Outcome, RunHooks
+from agent.stream import Turn
+
+log = logging.getLogger(__name__)
+SAVE_TIMEOUT_S = 5.0  # the debug record's write: the stream ends after it, so keep it short
+SUPERSEDED = "superseded by a new message"
+
+
+class RunKind(Protocol):
+    """One kind of run. `prepare` reads and checks what the run needs (nothing is shown or run
+    yet); `execute` runs it; `stop` closes what is open when the run is cancelled; `record`
+    is the (content, metadata) of the turn's assistant history row."""
+
+    async def prepare(self, run: Run) -> None: ...
+
+    async def execute(self, run: Run) -> None: ...
+
+    async def stop(self, run: Run) -> None: ...
+
+    def record(self, run: Run) -> tuple[str, dict[str, Any]]: ...
+
+
+class Services:
+    """What the process shares between runs: settings, the backend client, the agent, and the
+    agent's model and tools (also used by workflow steps)."""
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        client: BackendClient,
+        agent: Agent,
+        model: BaseChatModel | None,
+        tools: Mapping[str, BaseTool],
+    ) -> None:
+        self.settings = settings
+        self.client = client
+        self.agent = agent
+        self.model = model
+        self.tools = dict(tools)
+        self._diagnosis_model: BaseChatModel | None = None
+
+    def diagnosis_model(self) -> BaseChatModel:
+        """The model of diagnosis runs: the agent's (one client for the process, closed with
+        it), else one built once on first use."""
+        if self.model is not None:
+            return self.model
+        if self._diagnosis_model is None:
+            self._diagnosis_model = build_model(self.settings)
+        return self._diagnosis_model
+
+
+class Run:
+    """One run under the conversation's lease: the state every kind shares."""
+
+    def __init__(
+        self,
+        services: Services,
+        *,
+        turn: Turn,
+        context: Context,
+        submit: inputs.Submit,
+        lease: Lease,
+        hooks: Sequence[RunHooks] = (),
+    ) -> None:
+        self.services = services
+        self.settings = services.settings
+        self.client = services.client
+        self.agent = services.agent
+        self.model = services.model
+        self.tools = services.tools
+        self.turn = turn
+        self.context = context
+        self.submit = submit
+        self.lease = lease
+        self.hooks = tuple(hooks)
+        self.recorder = CallRecorder()  # every model call of the turn, for its debug record
+        self.config: RunnableConfig = {
+            "configurable": {"thread_id": context.conversation_id},
+            "recursion_limit": recursion_limit(services.settings),
+            "callbacks": [self.recorder, *(c for h in self.hooks for c in h.callbacks())],
+        }
+        self.human: HumanMessage | None = None  # the question as the thread holds it
+        self.resources = resources.PreparedResources()
+        self.message_id: int | None = None  # the assistant history row of this turn, once saved
+        self._writes: list[asyncio.Task[Any]] = []
+        self._deferred: list[Coroutine[Any, Any, Any]] = []
+        self._finished = False
+
+    # -- the lease and the deadline -----------------------------------------------------------
+
+    def check(self) -> None:
+        """Raise if the run may not go on: the conversation was archived under it, or another
+        run took its lease. Every kind calls it between its steps."""
+        if self.lease.archived:
+            raise AgentError(
+                "This conversation was archived during the reply.",
+                code=Code.CONVERSATION_ARCHIVED,
+            )
+        if self.lease.lost:
+            raise Busy("Another run took this conversation.")
+
+    def deadline(self, seconds: float | None = None) -> asyncio.Timeout:
+        """The run's deadline (TimeoutError past it); each kind says what that means."""
+        return asyncio.timeout(
+            seconds if seconds is not None else self.settings.agent.run_deadline_s
+        )
+
+    # -- writes -------------------------------------------------------------------------------
+
+    async def append(self, role: str, content: str, metadata: dict[str, Any]) -> int | None:
+        """Add a message to the conversation's history (audited by the backend); its id, or
+        None when the backend refused it or stayed away past the bound (logged)."""
+        path = f"/api/assistant/conversations/{self.context.conversation_id}/messages"
+        body = {"role": role, "content": content, "metadata": metadata}
+        try:
+            created = await writes.send(self.client, self.context, "POST", path, json=body)
+        except BackendError as exc:
+            log.warning("could not persist a %s message: %s", role, exc)
+            return None
+        return int(created["id"])
+
+    def append_later(self, role: str, content: str, metadata: dict[str, Any]) -> None:
+        self.later(self.append(role, content, metadata))
+
+    def later(self, write: Coroutine[Any, Any, Any]) -> None:
+        """Persist in the background once the model answers; awaited before the turn is saved.
+
+        Started after the first output rather than at once: under a burst of submits the
+        backend's writes would otherwise delay every run's first model call.
+        """
+        self._deferred.append(write)
+
+    def start_writes(self) -> None:
+        """Start the writes `later` deferred (idempotent)."""
+        self._writes.extend(asyncio.create_task(write) for write in self._deferred)
+        self._deferred.clear()
+
+    @property
+    def deferring(self) -> bool:
+        return bool(self._deferred)
+
+    async def flush(self) -> None:
+        """Start and await every write queued so far (a failed one is logged, never raised)."""
+        self.start_writes()
+        writes_, self._writes = self._writes, []
+        for result in await asyncio.gather(*writes_, return_exceptions=True):
+            if isinstance(result, BaseException):
+                log.warning("a deferred write failed: %r", result)
+
+    async def finish(self, kind: RunKind) -> None:
+        """Persist the turn after the messages written before it (once; later calls are no-ops)."""
+        if self._finished:
+            return
+        self._finished = True
+        await self.flush()
+        if self.turn.entries:
+            content, metadata = kind.record(self)
+            self.message_id = await self.append("assistant", content, metadata)
+        if self.message_id is not None:
+            self.turn.identify(self.message_id)  # the final value shows it before the write
+            await self._save_calls(self.message_id)
+
+    async def _save_calls(self, message_id: int) -> None:
+        """Write the turn's debug record (one request); a failure is logged, never shown."""
+        settings = self.settings
+        scrub = Scrubber(
+            (
+                *(s.get_secret_value() for s in (settings.llm_api_key, settings.jwt_secret) if s),
+                *(s.get_secret_value() for s in (settings.agent_client_secret,) if s),
+                self.context.user_token,
+                self.client.current_service_token(),
+            )
+        )
+        try:
+            body = self.recorder.record(scrub)
+            path = f"/api/debug/{message_id}"
+            await writes.send(
+                self.client,
+                self.context,
+                "PUT",
+                path,
+                json=body,
+                timeout=SAVE_TIMEOUT_S,
+                wait_s=SAVE_TIMEOUT_S,
+            )
+        except BackendError as exc:
+            log.warning("could not store the debug record of message %s: %s", message_id, exc)
+
+    # -- superseding what a new message replaces ----------------------------------------------
+
+    def reject_pending(self, snapshot: Any) -> list[BaseMessage]:
+        """A new message rejects the thread's pending confirmation (recorded in the history);
+        the messages that close the thread's open calls."""
+        waiting = hitl.pending_of(snapshot)
+        for pending in waiting:
+            self.append_later(**hitl.decision_record(pending, "reject", reason=SUPERSEDED))
+        return hitl.closing_messages(snapshot, reason="rejected" if waiting else "cancelled")
+
+    async def supersede_workflows(self) -> None:
+        """A new message cancels a workflow step waiting for confirmation (as it rejects a
+        pending agent call), recorded as a rejection in the history."""
+        path = f"/api/workflow/conversations/{self.context.conversation_id}/executions"
+        try:
+            body = await self.client.call(self.context, "POST", path + "/cancel-waiting")
+        except BackendError as exc:
+            log.warning("could not cancel waiting workflows: %s", exc)
+            return
+        for execution in body.get("items", []):
+            pending = hitl.Pending.from_record(execution.get("pending") or {})
+            if pending is not None:
+                await self.append(**hitl.decision_record(pending, "reject", reason=SUPERSEDED))
+
+
+async def drive(run: Run, route: Any) -> None:
+    """Run one submit under its lease: the kind `route(run)` picks, with the finish in a
+    `finally` so that every path stores what it queued."""
+    kind: RunKind | None = None
+    failed = False
+    try:
+        kind = await route(run)
+        await kind.prepare(run)
+        await kind.execute(run)
+    except asyncio.CancelledError:
+        if kind is not None:
+            await asyncio.shield(_stop(run, kind))
+        raise
+    except BaseException:
+        failed = True
+        raise
+    finally:
+        if failed or kind is None:
+            # an error ends the run: what it queued is stored, the error is shown, and the
+            # turn is no answer to store (another run may own the conversation by now)
+            await asyncio.shield(run.flush())
+        else:
+            await asyncio.shield(run.finish(kind))
+
+
+async def _stop(run: Run, kind: RunKind) -> None:
+    try:
+        await kind.stop(run)
+    except Exception:
+        log.exception("could not close the stopped run of %s", run.context.conversation_id)
+
+
+async def serve(
+    services: Services,
+    *,
+    turn: Turn,
+    context: Context,
+    submit: inputs.Submit,
+    hooks: Sequence[RunHooks],
+    route: Any,
+    run_id: str | None = None,
+) -> None:
+    """Lease, hooks, run, release: the part of a submit after the user and input are checked."""
+    try:
+        lease = await _take_lease(services, context, submit, run_id=run_id)
+    except BaseException as exc:
+        _finished(hooks, _outcome(turn, exc), turn)
+        raise
+    failure: BaseException | None = None
+    try:
+        for hook in hooks:
+            await hook.started(lease.grant)
+        run = Run(services, turn=turn, context=context, submit=submit, lease=lease, hooks=hooks)
+        await drive(run, route)
+    except BaseException as exc:
+        failure = exc
+        raise
+    finally:
+        _finished(hooks, _outcome(turn, failure), turn)
+        for hook in hooks:
+            try:
+                await asyncio.shield(hook.flush())
+            except Exception:
+                log.exception("a run hook failed to flush")
+        await asyncio.shield(lease.release())
+        if lease.archived:
+            await asyncio.shield(_delete_thread(services.agent, context.conversation_id))
+
+
+async def _delete_thread(agent: Agent, thread_id: str) -> None:
+    """Delete the thread of a conversation archived while this run had stalled past its
+    lease: the archive deleted the thread before this run's last checkpoints (FR-029)."""
+    saver = agent.checkpointer
+    if isinstance(saver, BaseCheckpointSaver):
+        await saver.adelete_thread(thread_id)
+
+
+async def _take_lease(
+    services: Services, context: Context, submit: inputs.Submit, *, run_id: str | None = None
+) -> Lease:
+    """Take the conversation's lease; the backend checks ownership in the same call (someone
+    else's conversation is 404) and refuses an archived one, so a run needs one round trip
+    before its first model call."""
+    settings = services.settings.agent
+    lease = Lease(
+        services.client,
+        context,
+        ttl_s=settings.lease_ttl_s,
+        run_id=run_id,
+        owner_url=settings.advertise_url,  # where viewers on other replicas reach this run
+    )
+    try:
+        await lease.acquire(wait_s=settings.confirm_wait_s if submit.action else 0)
+    except LeaseBusy as exc:
+        raise Busy("This conversation is busy with another run.") from exc
+    except BackendError as exc:
+        if exc.code == Code.CONVERSATION_ARCHIVED:
+            if submit.action:
+                raise AgentError(
+                    "This conversation was archived.", code=Code.CHECKPOINT_EXPIRED
+                ) from exc
+            raise AgentError(
+                "This conversation is archived; restore it first.",
+                code=Code.CONVERSATION_ARCHIVED,
+            ) from exc
+        if exc.status in (404, 422):
+            raise NotFound("Conversation not found.") from exc
+        if exc.status == 401:
+            raise Unauthorized(exc.message, code=_auth_code(exc.code)) from exc
+        raise Unavailable("The platform is not answering; try again.") from exc
+    return lease
+
+
+def _auth_code(code: str) -> Code:
+    """The backend's 401 keeps its code when it is one the stream knows (TOKEN_EXPIRED)."""
+    return Code.TOKEN_EXPIRED if code == Code.TOKEN_EXPIRED else Code.UNAUTHORIZED
+
+
+def _outcome(turn: Turn, failure: BaseException | None) -> Outcome:
+    """How a run ended, for the hooks (the `outcome` label of agent_runs_total)."""
+    if isinstance(failure, asyncio.CancelledError):
+        return Outcome.STOPPED
+    if failure is not None:
+        return Outcome.ERROR
+    kinds = [e.metadata.get("type") for e in turn.entries]
+    if "error" in kinds:
+        return Outcome.ERROR
+    if "confirm_required" in kinds:
+        return Outcome.CONFIRMATION
+    return Outcome.COMPLETED
+
+
+def _finished(hooks: Sequence[RunHooks], outcome: Outcome, turn: Turn) -> None:
+    messages = turn.snapshot()
+    for hook in hooks:
+        try:
+            hook.finished(outcome, messages)
+        except Exception:
+            log.exception("a run hook failed on finish")

@@ -1,0 +1,302 @@
+"""Mode `yaml`: a predefined workflow instead of the agent loop (CONTRACT.md, "Modes").
+
+Routing (agent/runs/routing.py) picks this kind for a new message whose workflow it found
+(`options.workflow`, else the keywords), and for a decision on a workflow step waiting for
+confirmation; anything else is a dynamic run. The final answer (or the failure) is added to the
+thread, so a following agent turn can refer to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from agent import hitl
+from agent.backend_client import BackendError
+from agent.errors import AgentError, Code, Unavailable
+from agent.runs.dynamic import new_message
+from agent.runs.skeleton import SUPERSEDED, Run
+from agent.workflows import definitions, matcher
+from agent.workflows.definitions import Definition
+from agent.workflows.engine import Completed, Execution, Failed, Outcome, Paused, Services
+from agent.workflows.records import Records
+from agent.workflows.timeline import Timeline
+
+log = logging.getLogger(__name__)
+NOT_RECORDED = "The platform could not record the workflow; try again."
+
+
+class WorkflowRun:
+    """One workflow execution: a new one (`definition`), or a waiting one resumed by the
+    person's decision (`waiting`, the backend's execution row)."""
+
+    def __init__(
+        self, *, definition: Definition | None = None, waiting: dict[str, Any] | None = None
+    ) -> None:
+        self.definition = definition
+        self.waiting = waiting
+        self.execution: Execution | None = None
+        self.question = ""
+        self.human: HumanMessage | None = None
+        self.records: Records | None = None
+
+    async def prepare(self, run: Run) -> None:
+        self.records = Records(run.client, run.context)
+
+    async def execute(self, run: Run) -> None:
+        try:
+            if self.waiting is not None:
+                await self._decide(run, self.waiting)
+            else:
+                await self._new(run)
+        except BackendError as exc:
+            raise Unavailable(NOT_RECORDED) from exc
+
+    async def stop(self, run: Run) -> None:
+        execution = self.execution
+        if execution is None:
+            return
+        error = {"code": Code.CANCELLED, "message": "The person stopped the workflow."}
+        await execution.abandon(error)
+        await self._remember(run, f"The workflow {execution.definition.name} was stopped.")
+        await run.finish(self)
+        await self._records.update(execution.execution_id, "cancelled", error=error)
+
+    def record(self, run: Run) -> tuple[str, dict[str, Any]]:
+        return run.turn.record()
+
+    @property
+    def _records(self) -> Records:
+        assert self.records is not None, "prepare() first"
+        return self.records
+
+    # -- a new message ------------------------------------------------------------------------
+
+    async def _new(self, run: Run) -> None:
+        assert self.definition is not None
+        # Cancel a waiting workflow before this one starts (not later: it might pause too).
+        for cancelled in await self._records.cancel_waiting():
+            pending = hitl.Pending.from_record(cancelled.get("pending") or {})
+            if pending is not None:
+                run.append_later(**hitl.decision_record(pending, "reject", reason=SUPERSEDED))
+        snapshot = await run.agent.aget_state(run.config)
+        graph_input = await new_message(run, snapshot, supersede_workflows=False)
+        closing: list[BaseMessage] = graph_input["messages"][:-1]
+        if closing:  # answer the thread's open agent calls now (their interrupt is superseded)
+            await run.agent.aupdate_state(run.config, {"messages": closing}, as_node="tools")
+        request = _request(run)
+        execution_id = await self._records.start(self.definition.name, request)
+        self.question, self.human = request["text"], run.human
+        await self._drive(run, self._execution(run, self.definition, execution_id, request, {}))
+
+    # -- running and concluding ---------------------------------------------------------------
+
+    async def _drive(
+        self,
+        run: Run,
+        execution: Execution,
+        *,
+        start: int = 0,
+        approved: hitl.Pending | None = None,
+    ) -> None:
+        self.execution = execution
+        run.start_writes()  # the question and decisions are saved while the steps run
+        try:
+            async with run.deadline():
+                outcome: Outcome = await execution.run(start=start, approved=approved)
+        except TimeoutError:
+            outcome = await execution.abandon(
+                {"code": Code.BUDGET_EXHAUSTED, "message": "the workflow ran out of time"}
+            )
+            run.turn.error(Code.BUDGET_EXHAUSTED, "This workflow ran out of time.")
+        except AgentError as exc:
+            if exc.code in (Code.CONVERSATION_BUSY, Code.CONVERSATION_ARCHIVED):  # lease gone
+                error = {"code": Code.CANCELLED, "message": exc.message}
+                self.execution = None  # not the person's stop: nothing goes to the thread
+                await asyncio.shield(self._abandoned(execution, error))
+            raise
+        self.execution = None
+        await self._conclude(run, execution, outcome)
+
+    async def _abandoned(self, execution: Execution, error: dict[str, Any]) -> None:
+        try:
+            await execution.abandon(error)
+            await self._records.update(execution.execution_id, "cancelled", error=error)
+        except BackendError as exc:
+            log.warning("could not close workflow %s: %s", execution.execution_id, exc)
+
+    async def _conclude(self, run: Run, execution: Execution, outcome: Outcome) -> None:
+        name = execution.definition.name
+        if isinstance(outcome, Paused):
+            run.turn.confirm(outcome.pending)
+            await run.finish(self)
+            record = {**outcome.pending.record(), "step_index": outcome.step_index}
+            await self._records.update(
+                execution.execution_id, "waiting", pending=record, message_id=run.message_id
+            )
+            return
+        fields: dict[str, Any]
+        if isinstance(outcome, Completed):
+            answer = outcome.final_answer
+            run.turn.text(f"workflow-{execution.execution_id}", answer)
+            status, fields = "completed", {"final_answer": answer}
+        else:
+            where = (
+                "its final answer" if outcome.step_index is None else f"step {outcome.step_name}"
+            )
+            answer = f"The workflow {name} stopped at {where}: {outcome.error['message']}"
+            if outcome.error["code"] != Code.BUDGET_EXHAUSTED:
+                run.turn.error(Code.WORKFLOW_FAILED, answer, {"workflow": name, **outcome.error})
+            status, fields = "failed", {"error": outcome.error}
+        await self._remember(run, answer)
+        await run.finish(self)
+        await self._records.update(
+            execution.execution_id, status, message_id=run.message_id, **fields
+        )
+
+    async def _remember(self, run: Run, answer: str) -> None:
+        """Add the question and the workflow's answer to the thread (for later agent turns)."""
+        messages = [self.human or HumanMessage(content=self.question), AIMessage(content=answer)]
+        await run.agent.aupdate_state(run.config, {"messages": messages}, as_node="model")
+
+    def _execution(
+        self,
+        run: Run,
+        definition: Definition,
+        execution_id: int,
+        request: dict[str, Any],
+        outputs: dict[str, Any],
+    ) -> Execution:
+        services = Services(
+            tools=run.tools,
+            model=run.model,
+            context=run.context,
+            records=self._records,
+            config={
+                "configurable": {"thread_id": run.context.conversation_id},
+                "callbacks": run.config["callbacks"],
+            },
+            check=run.check,
+        )
+        template_context = {
+            "input": {k: request.get(k) for k in ("text", "files", "tables", "focus", "lang")},
+            "steps": outputs,
+            "now": request.get("now"),
+            "today": request.get("today"),
+        }
+        return Execution(
+            definition=definition,
+            execution_id=execution_id,
+            services=services,
+            timeline=Timeline(run.turn, definition, execution_id),
+            template_context=template_context,
+            extra_prompt=run.resources.content(),
+        )
+
+    # -- a decision ---------------------------------------------------------------------------
+
+    async def _decide(self, run: Run, waiting: dict[str, Any]) -> None:
+        pending = hitl.Pending.from_record(waiting.get("pending") or {})
+        call_id = run.submit.options.call_id
+        if pending is None or (run.submit.action == "confirm" and not call_id):
+            raise AgentError(
+                "A confirmation must name the call it approves (options.call_id); nothing was run.",
+                code=Code.NO_PENDING_CONFIRMATION,
+            )
+        if call_id is not None and call_id != pending.call_id:
+            raise AgentError(
+                "That confirmation card is out of date; nothing was run.",
+                code=Code.NO_PENDING_CONFIRMATION,
+            )
+        execution_id = int(waiting["id"])
+        try:  # claim it: of two decisions racing, one resumes, the other is told nothing waits
+            await self._records.update(execution_id, "running", expected_status="waiting")
+        except BackendError as exc:
+            if exc.status == 409:
+                raise AgentError(
+                    "Nothing is waiting any more.", code=Code.NO_PENDING_CONFIRMATION
+                ) from exc
+            raise
+        run.append_later(**hitl.decision_record(pending, run.submit.action))
+        request = dict(waiting.get("input") or {})
+        self.question = str(request.get("text", ""))
+        found = {d.name: d for d in await definitions.fetch(run.client, run.context)}
+        definition = found.get(str(waiting["workflow_name"]))
+        index = int((waiting.get("pending") or {}).get("step_index", 0))
+        if definition is None or index >= len(definition.steps):
+            failed = Failed(
+                index, "?", {"code": Code.WORKFLOW_FAILED, "message": "the workflow is gone"}
+            )
+            await self._conclude(run, self._orphan(run, waiting), failed)
+            return
+        outputs = {
+            s["step_name"]: s["output"]
+            for s in waiting.get("steps", [])
+            if s.get("status") == "completed"
+        }
+        execution = self._execution(run, definition, execution_id, request, outputs)
+        if run.submit.action == "reject":
+            await self._rejected(run, execution, index)
+            return
+        await self._drive(run, execution, start=index, approved=pending)
+
+    async def _rejected(self, run: Run, execution: Execution, index: int) -> None:
+        step = execution.definition.steps[index]
+        error = {"code": Code.REJECTED, "message": "Not run: the person rejected this call."}
+        execution.timeline.failed(index, step, error)
+        await execution.services.records.step(
+            execution.execution_id,
+            index,
+            step_type=step.type,
+            step_name=step.name,
+            status="failed",
+            error=error,
+        )
+        name = execution.definition.name
+        message = f"The workflow {name} stopped: the person rejected {step.name}."
+        run.turn.notice(Code.WORKFLOW_STOPPED, message, {"workflow": name})
+        await self._remember(run, message)
+        await run.finish(self)
+        await self._records.update(
+            execution.execution_id, "cancelled", message_id=run.message_id, error=error
+        )
+
+    def _orphan(self, run: Run, waiting: dict[str, Any]) -> Execution:
+        stub = Definition(
+            name=str(waiting["workflow_name"]),
+            description="",
+            trigger_keywords=(),
+            steps=(),
+            final_answer="",
+        )
+        input_ = dict(waiting.get("input") or {})
+        return self._execution(run, stub, int(waiting["id"]), input_, {})
+
+
+def _request(run: Run) -> dict[str, Any]:
+    """The execution's input, and what its templates see as `input` (plus the time)."""
+    started = datetime.now(UTC).replace(microsecond=0)
+    selected = run.submit.options.resources
+    return {
+        "text": run.submit.text,
+        "files": list(selected.files),
+        "tables": list(selected.tables),
+        "focus": run.context.focus,
+        "lang": matcher.language(run.submit.text),
+        "now": started.isoformat(),
+        "today": started.replace(hour=0, minute=0, second=0).isoformat(),
+    }
+
+
+def choose(named: str | None, text: str, found: list[Definition]) -> Definition | None:
+    """The workflow a new message runs: the one it names, else the one its keywords match."""
+    if named is None:
+        return matcher.match(text, found)
+    for definition in found:
+        if definition.name == named:
+            return definition
+    raise AgentError(f"There is no workflow named {named!r}.", code=Code.INVALID_INPUT)

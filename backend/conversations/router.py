@@ -13,6 +13,7 @@ from backend.conversations.models import Message
 from backend.conversations.schemas import (
     ActiveRead,
     ConversationCreate,
+    ConversationDetail,
     ConversationListItem,
     ConversationPage,
     ConversationRead,
@@ -25,6 +26,8 @@ from backend.conversations.schemas import (
 )
 from backend.deps import AgentPrincipal, CurrentPrincipal, Page, SessionDep, SettingsDep
 from backend.errors import responses
+from backend.usage import service as usage_service
+from backend.usage.schemas import LeaseUsage
 
 router = APIRouter(tags=["conversations"])
 PREFIX = "/api/assistant/conversations"
@@ -103,10 +106,16 @@ async def list_(
     return ConversationPage(items=items, total=total)
 
 
-@router.get(PREFIX + "/{conversation_id}", response_model=ConversationRead, responses=ERRORS)
+@router.get(PREFIX + "/{conversation_id}", response_model=ConversationDetail, responses=ERRORS)
 async def get(conversation_id: uuid.UUID, principal: CurrentPrincipal, session: SessionDep):
-    """One of the caller's conversations."""
-    return await service.get(session=session, actor=principal, conversation_id=conversation_id)
+    """One of the caller's conversations, with the tokens its model calls used."""
+    conversation = await service.get(
+        session=session, actor=principal, conversation_id=conversation_id
+    )
+    usage = await usage_service.conversation_usage(session=session, conversation_id=conversation_id)
+    return ConversationDetail.model_validate(
+        {**ConversationRead.model_validate(conversation).model_dump(), "usage": usage}
+    )
 
 
 @router.patch(PREFIX + "/{conversation_id}", response_model=ConversationRead, responses=ERRORS)
@@ -215,8 +224,13 @@ async def acquire_lease(
         holder=body.holder,
         ttl_s=body.ttl_s,
     )
+    # The user's standing rides on the lease answer: the budget check costs no round trip.
+    usage = await usage_service.standing(session=session, user_id=principal.user_id)
     return LeaseRead(
-        conversation_id=run.conversation_id, holder=run.holder, expires_at=run.expires_at
+        conversation_id=run.conversation_id,
+        holder=run.holder,
+        expires_at=run.expires_at,
+        usage=LeaseUsage.model_validate(usage),
     )
 
 

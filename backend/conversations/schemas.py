@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from backend.usage.schemas import LeaseUsage, UsageTokens
+
 MAX_METADATA_BYTES = 1_000_000
 
 
@@ -34,6 +36,10 @@ class ConversationRead(BaseModel):
     updated_at: datetime
     message_count: int
     is_archived: bool
+
+
+class ConversationDetail(ConversationRead):
+    usage: UsageTokens = Field(description="The tokens of this conversation's model calls")
 
 
 class ConversationListItem(ConversationRead):
@@ -84,6 +90,7 @@ class LeaseRead(BaseModel):
     conversation_id: uuid.UUID
     holder: str
     expires_at: datetime
+    usage: LeaseUsage = Field(description="The user's tokens today and daily budget")
 
 
 class ActiveRead(BaseModel):

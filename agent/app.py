@@ -23,6 +23,7 @@ from agent.documents.uploads import uploads_only
 from agent.graph import build_agent, build_model, open_checkpointer
 from agent.run import Runner
 from agent.tools import build_tools
+from agent.usage import usage_hooks
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +116,12 @@ def build_app(settings: Settings) -> FastAPI:
             model, tools = build_model(settings), build_tools(client)
             agent = build_agent(settings, model=model, tools=tools, checkpointer=checkpointer)
             holder.runner = Runner(
-                settings=settings, client=client, agent=agent, model=model, tools=tools
+                settings=settings,
+                client=client,
+                agent=agent,
+                model=model,
+                tools=tools,
+                hooks=[usage_hooks(client)],
             )
             await _warm_up(client)
             if not settings.llm_api_base:

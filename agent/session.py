@@ -26,6 +26,7 @@ from agent.context import Context
 from agent.debug.recorder import CallRecorder
 from agent.debug.scrub import Scrubber
 from agent.documents import DocumentError, PreparedAttachments, prepare_attachments, store
+from agent.errors import AgentError
 from agent.graph import Agent, recursion_limit
 from agent.lease import Lease
 from agent.middleware import LlmError
@@ -274,6 +275,9 @@ class Session:
             self.turn.error(*STORE_UNAVAILABLE)
         except (ModelCallLimitExceededError, GraphRecursionError):
             self.turn.error("BUDGET_EXHAUSTED", "This request used up its model-call budget.")
+        except AgentError as exc:  # e.g. UsageLimit between two model calls: keep what was said
+            await self._close_open_calls()
+            self.turn.error(exc.code, exc.message, exc.details or None)
         except TimeoutError:
             await self._close_open_calls()
             self.turn.error("BUDGET_EXHAUSTED", "This request ran out of time.")

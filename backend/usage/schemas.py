@@ -45,6 +45,7 @@ class AdminUsageItem(UsageTokens):
     day: date | None = None
     model: str | None = None
     estimated_calls: int = Field(0, description="Calls whose tokens are an estimate")
+    daily_tokens: int | None = Field(None, description="group_by=user: the user's daily budget")
 
 
 class AdminUsagePage(BaseModel):

@@ -254,6 +254,8 @@ async def admin_usage(
         keys.append(UsageDaily.day)
     elif group_by == "model":
         keys.append(UsageDaily.model)
+    else:
+        keys.append(UsageBudget.daily_tokens)  # per user: the budget the admin may edit
     statement = (
         select(
             *keys,
@@ -261,9 +263,10 @@ async def admin_usage(
             func.coalesce(func.sum(UsageDaily.estimated_calls), 0).label("estimated_calls"),
         )
         .join(User, User.id == UsageDaily.user_id)
+        .outerjoin(UsageBudget, UsageBudget.user_id == UsageDaily.user_id)
         .where(UsageDaily.day.between(start, end))
         .group_by(*keys)
-        .order_by(*keys[2:], User.username)
+        .order_by(*(keys[2:] if group_by != "user" else []), User.username)
     )
     items = []
     for r in await session.execute(statement):
@@ -277,6 +280,8 @@ async def admin_usage(
             item["day"] = r.day
         elif group_by == "model":
             item["model"] = r.model
+        else:
+            item["daily_tokens"] = r.daily_tokens
         items.append(item)
     return items
 

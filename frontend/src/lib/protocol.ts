@@ -13,6 +13,7 @@ export const ERROR_CODES = [
   "INVALID_INPUT",
   "UNSUPPORTED_FILE",
   "FILE_TOO_LARGE",
+  "USAGE_LIMIT",
   // Not in the contract's list, but sent by the agent:
   "CONVERSATION_ARCHIVED",
   "BACKEND_UNAVAILABLE",

@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from tests.agent._diagnosis import answer, draft_of
+from tests.agent.evaluation.support import run_eval, write_cases
 from tests.agent.support import Chat, error_code, history, of_type, text_of, wait_for
 from tests.conftest import bearer, login
 
@@ -175,3 +176,26 @@ def test_a_run_that_reaches_the_budget_between_two_calls_stops_there_with_its_pa
     stored = history(api, person.token, person.cid)
     assert stored[-1]["role"] == "assistant" and "Let me look." in stored[-1]["content"]
     assert views(api, tokens["admin"], person) == [expected(1)] * 3
+
+
+def test_an_evaluation_records_its_model_calls_marked_as_such_without_a_conversation(
+    agent_env, fake_llm, sql, tmp_path
+):
+    marker = f"golf{uuid.uuid4().hex[:6]}:"
+    fake_llm.add_rule(marker, {"text": "No tool needed.", "usage": USAGE})
+    cases = write_cases(
+        tmp_path / "one.jsonl",
+        [{"query": f"{marker} say hello", "expected_tools": [], "lang": "en"}],
+    )
+    query = "select count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0)"
+    before = sql.execute(f"{query} from usage_calls where evaluation").fetchone()
+
+    result = run_eval(["--cases", str(cases)], agent_env)
+
+    assert result.returncode == 0, result.stderr
+    after = sql.execute(f"{query} from usage_calls where evaluation").fetchone()
+    assert (after[0] - before[0], after[1] - before[1], after[2] - before[2]) == (1, P, C)
+    row = sql.execute(
+        "select conversation_id, source from usage_calls where evaluation order by id desc limit 1"
+    ).fetchone()
+    assert row == (None, "reported")

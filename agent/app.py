@@ -27,6 +27,7 @@ from agent.run import Runner
 from agent.runs import internal
 from agent.runs.cancel import CancelMarker, Cancels
 from agent.tools.registry import build_tools
+from agent.usage import usage_hooks
 from agent_chat import observability
 
 log = logging.getLogger(__name__)
@@ -128,7 +129,7 @@ def build_app(settings: Settings) -> FastAPI:
                 agent=agent,
                 model=model,
                 tools=tools,
-                hooks=[run_telemetry],
+                hooks=[usage_hooks(client), run_telemetry],
                 cancels=cancels,
             )
             await _warm_up(client)

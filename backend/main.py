@@ -27,6 +27,7 @@ from backend.knowledge.router import router as knowledge_router
 from backend.oplogs.router import router as oplogs_router
 from backend.retention.sweep import run_periodically as run_retention
 from backend.storage.router import router as storage_router
+from backend.usage.router import router as usage_router
 from backend.workflows import loader as workflow_loader
 from backend.workflows.router import router as workflows_router
 
@@ -44,6 +45,7 @@ ROUTERS = (
     knowledge_router,
     workflows_router,
     debug_router,
+    usage_router,
 )
 
 

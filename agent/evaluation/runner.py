@@ -34,7 +34,9 @@ from agent.evaluation.identity import check_service, sign_in
 from agent.evaluation.sandbox import DryRunWrites
 from agent.graph import Agent, build_agent, build_model, recursion_limit
 from agent.middleware import LlmError, ends_out_of_tool_budget
+from agent.runs.hooks import RunInfo
 from agent.tools.registry import build_tools
+from agent.usage import UsageHooks
 
 log = logging.getLogger(__name__)
 
@@ -89,12 +91,19 @@ class Evaluator:
     """Runs cases against one compiled agent as one signed-in user."""
 
     def __init__(
-        self, *, settings: Settings, agent: Agent, checkpointer: InMemorySaver, user: Context
+        self,
+        *,
+        settings: Settings,
+        agent: Agent,
+        checkpointer: InMemorySaver,
+        user: Context,
+        client: BackendClient | None = None,
     ) -> None:
         self.settings = settings
         self.agent = agent
         self.checkpointer = checkpointer
         self.user = user
+        self.client = client  # where the cases' model calls are recorded (marked evaluation)
 
     async def run_case(self, numbered: NumberedCase) -> Outcome:
         """One case as a fresh conversation; its thread is deleted afterwards."""
@@ -105,6 +114,9 @@ class Evaluator:
             "recursion_limit": recursion_limit(self.settings),
         }
         context = replace(self.user, conversation_id=thread, focus=case.focus, spent=Spent())
+        usage = self._usage(context)
+        if usage is not None:
+            config["callbacks"] = list(usage.callbacks())
         question_id = str(uuid.uuid4())
         question = HumanMessage(content=case.query, id=question_id)
         graph_input = {"messages": [*history_messages(case.history), question]}
@@ -113,6 +125,8 @@ class Evaluator:
             snapshot = await self.agent.aget_state(config)
         finally:
             await self.checkpointer.adelete_thread(thread)
+            if usage is not None:
+                await usage.flush()
         messages = list((snapshot.values or {}).get("messages", []))
         return Outcome(
             numbered=numbered,
@@ -120,6 +134,15 @@ class Evaluator:
             confirm=tuple(p.tool for p in hitl.pending_of(snapshot)),
             error=error,
         )
+
+    def _usage(self, context: Context) -> UsageHooks | None:
+        """The usage hook of one case: its calls are recorded as an evaluation's."""
+        if self.client is None:
+            return None
+        info = RunInfo(
+            run_id=uuid.uuid4().hex, mode="dynamic", action="", context=context, evaluation=True
+        )
+        return UsageHooks(info, self.client)
 
     async def _stream(
         self, graph_input: dict[str, Any], config: RunnableConfig, context: Context
@@ -189,7 +212,9 @@ async def evaluate(
             checkpointer=checkpointer,
             guards=[DryRunWrites()],
         )
-        evaluator = Evaluator(settings=settings, agent=agent, checkpointer=checkpointer, user=user)
+        evaluator = Evaluator(
+            settings=settings, agent=agent, checkpointer=checkpointer, user=user, client=client
+        )
         return await evaluator.run_all(cases, concurrency=concurrency, on_done=on_done)
     finally:
         await client.aclose()

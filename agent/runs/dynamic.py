@@ -21,7 +21,7 @@ from agent import hitl, recall, resources
 from agent.backend_client import BackendError
 from agent.checkpoints import StoreUnavailable
 from agent.documents import PreparedAttachments, prepare_attachments, store
-from agent.errors import Code
+from agent.errors import AgentError, Code
 from agent.middleware import LlmError
 from agent.runs.skeleton import Run
 from agent.stream import apply
@@ -74,6 +74,9 @@ class DynamicRun:
         except TimeoutError:
             await close_open_calls(run)
             run.turn.error(Code.BUDGET_EXHAUSTED, "This request ran out of time.")
+        except AgentError as exc:  # UsageLimit between two model calls: keep what was said
+            await close_open_calls(run)
+            run.turn.error(exc.code, exc.message, exc.details or None)
         if pending:
             run.turn.confirm(pending[0])
 

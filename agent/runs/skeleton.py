@@ -31,7 +31,7 @@ from agent.config import Settings
 from agent.context import Context
 from agent.debug.recorder import CallRecorder
 from agent.debug.scrub import Scrubber
-from agent.errors import AgentError, Busy, Code, NotFound, Unauthorized, Unavailable
+from agent.errors import AgentError, Busy, Code, NotFound, Unauthorized, Unavailable, UsageLimit
 from agent.graph import Agent, build_model, recursion_limit
 from agent.lease import Busy as LeaseBusy
 from agent.lease import Lease
@@ -263,6 +263,14 @@ async def drive(run: Run, route: Any) -> None:
         if kind is not None:
             await asyncio.shield(_stop(run, kind))
         raise
+    except UsageLimit as exc:
+        # The daily budget was reached between two model calls: the run stops there as a stop
+        # does (open calls closed) and stores what it had said, with the error after it.
+        if kind is None:
+            failed = True
+            raise
+        await asyncio.shield(_stop(run, kind))
+        run.turn.error(exc.code, exc.message, exc.details or None)
     except BaseException:
         failed = True
         raise

@@ -13,6 +13,7 @@ from backend.conversations.models import AgentRun, Message
 from backend.conversations.schemas import (
     ActiveRead,
     ConversationCreate,
+    ConversationDetail,
     ConversationListItem,
     ConversationPage,
     ConversationRead,
@@ -26,6 +27,8 @@ from backend.conversations.schemas import (
 from backend.db import utcnow
 from backend.deps import AgentPrincipal, CurrentPrincipal, Page, SessionDep, SettingsDep
 from backend.errors import NotFound, responses
+from backend.usage import service as usage_service
+from backend.usage.schemas import LeaseUsage
 
 router = APIRouter(tags=["conversations"])
 PREFIX = "/api/assistant/conversations"
@@ -104,10 +107,16 @@ async def list_(
     return ConversationPage(items=items, total=total)
 
 
-@router.get(PREFIX + "/{conversation_id}", response_model=ConversationRead, responses=ERRORS)
+@router.get(PREFIX + "/{conversation_id}", response_model=ConversationDetail, responses=ERRORS)
 async def get(conversation_id: uuid.UUID, principal: CurrentPrincipal, session: SessionDep):
-    """One of the caller's conversations."""
-    return await service.get(session=session, actor=principal, conversation_id=conversation_id)
+    """One of the caller's conversations, with the tokens its model calls used."""
+    conversation = await service.get(
+        session=session, actor=principal, conversation_id=conversation_id
+    )
+    usage = await usage_service.conversation_usage(session=session, conversation_id=conversation_id)
+    return ConversationDetail.model_validate(
+        {**ConversationRead.model_validate(conversation).model_dump(), "usage": usage}
+    )
 
 
 @router.patch(PREFIX + "/{conversation_id}", response_model=ConversationRead, responses=ERRORS)
@@ -239,10 +248,12 @@ async def acquire_lease(
         run_id=body.run_id,
         owner_url=body.owner_url,
     )
-    return _lease(run)
+    # The user's standing rides on the lease answer: the budget check costs no round trip.
+    usage = await usage_service.standing(session=session, user_id=principal.user_id)
+    return _lease(run, usage=LeaseUsage.model_validate(usage))
 
 
-def _lease(run: AgentRun, *, expired: bool = False) -> LeaseRead:
+def _lease(run: AgentRun, *, expired: bool = False, usage: LeaseUsage | None = None) -> LeaseRead:
     return LeaseRead(
         conversation_id=run.conversation_id,
         holder=run.holder,
@@ -251,6 +262,7 @@ def _lease(run: AgentRun, *, expired: bool = False) -> LeaseRead:
         owner_url=run.owner_url,
         acquired_at=run.acquired_at,
         expired=expired,
+        usage=usage,
     )
 
 

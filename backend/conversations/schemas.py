@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from backend.usage.schemas import LeaseUsage, UsageTokens
+
 MAX_METADATA_BYTES = 1_000_000
 
 
@@ -34,6 +36,10 @@ class ConversationRead(BaseModel):
     updated_at: datetime
     message_count: int
     is_archived: bool
+
+
+class ConversationDetail(ConversationRead):
+    usage: UsageTokens = Field(description="The tokens of this conversation's model calls")
 
 
 class ConversationListItem(ConversationRead):
@@ -91,6 +97,8 @@ class LeaseRead(BaseModel):
     owner_url: str | None = None
     acquired_at: datetime | None = None
     expired: bool = False  # GET only: the holder stopped renewing (its process died)
+    # PUT only: the user's tokens today and daily budget (the agent's budget check)
+    usage: LeaseUsage | None = None
 
 
 class ActiveRead(BaseModel):

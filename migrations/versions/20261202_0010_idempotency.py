@@ -1,7 +1,7 @@
 """idempotency keys: a history row written again after a lost answer is stored once
 
 Revision ID: 0010_idempotency
-Revises: 0008_debug_records
+Revises: 0009_usage
 Create Date: 2026-12-02
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0010_idempotency"
-down_revision: str | Sequence[str] | None = "0008_debug_records"
+down_revision: str | Sequence[str] | None = "0009_usage"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,7 +1,7 @@
 """live runs: which run holds a conversation's lease and where it is served
 
 Revision ID: 0011_live_runs
-Revises: 0008_debug_records
+Revises: 0010_idempotency
 Create Date: 2026-12-02
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0011_live_runs"
-down_revision: str | Sequence[str] | None = "0008_debug_records"
+down_revision: str | Sequence[str] | None = "0010_idempotency"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -19,6 +19,7 @@ A response is a dict:
     {"hang_after_tokens": 3, "text": "..."}                          stream 3 tokens then stall
     {"drop_after_tokens": 3, "text": "..."}                          stream 3 tokens then cut the
                                                                      connection (no end chunk)
+    {"text": "...", "usage": {"prompt_tokens": 120, "completion_tokens": 7}}  the usage reported
 
 Control over HTTP (for other processes, e.g. browser tests): `POST /_script` with
 `{"queue": [...], "rules": [...], "default": {...}}` (appends), `GET /_requests`,
@@ -155,7 +156,14 @@ def _tool_calls(spec: dict[str, Any]) -> list[dict[str, Any]]:
     return calls
 
 
-def _usage(body: dict[str, Any], completion_tokens: int) -> dict[str, int]:
+def _usage(body: dict[str, Any], completion_tokens: int, spec: dict[str, Any]) -> dict[str, int]:
+    if fixed := spec.get("usage"):  # {"prompt_tokens": P, "completion_tokens": C}: reported as is
+        prompt, completion = int(fixed["prompt_tokens"]), int(fixed["completion_tokens"])
+        return {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
     prompt = sum(len(_text(m.get("content"))) for m in body.get("messages", [])) // 4
     return {
         "prompt_tokens": prompt,
@@ -208,7 +216,7 @@ async def _stream(body: dict[str, Any], spec: dict[str, Any]) -> AsyncIterator[s
             "created": int(time.time()),
             "model": model,
             "choices": [],
-            "usage": _usage(body, len(tokens) + len(calls)),
+            "usage": _usage(body, len(tokens) + len(calls), spec),
         }
         yield f"data: {json.dumps(usage)}\n\n"
     yield "data: [DONE]\n\n"
@@ -232,7 +240,7 @@ def _completion(body: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
                 "logprobs": None,
             }
         ],
-        "usage": _usage(body, len(_tokens(spec)) + len(calls)),
+        "usage": _usage(body, len(_tokens(spec)) + len(calls), spec),
     }
 
 

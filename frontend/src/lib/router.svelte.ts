@@ -1,16 +1,18 @@
-// A small history-API router: /login, / (dashboards), /dashboards/:id, /chat.
+// A small history-API router: /login, / (dashboards), /dashboards/:id, /chat, /usage.
 
 export type Route =
   | { name: "login" }
   | { name: "dashboards" }
   | { name: "dashboard"; id: number }
   | { name: "chat" }
+  | { name: "usage" }
   | { name: "missing" };
 
 export function parse(pathname: string): Route {
   if (pathname === "/login") return { name: "login" };
   if (pathname === "/" || pathname === "/dashboards") return { name: "dashboards" };
   if (pathname === "/chat") return { name: "chat" };
+  if (pathname === "/usage") return { name: "usage" };
   const match = /^\/dashboards\/(\d+)$/.exec(pathname);
   if (match) return { name: "dashboard", id: Number(match[1]) };
   return { name: "missing" };

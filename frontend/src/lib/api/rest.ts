@@ -133,3 +133,47 @@ export async function debugRecord(messageId: number): Promise<DebugRecord> {
   const path = { message_id: messageId };
   return unwrap(await http.GET("/api/debug/{message_id}", { params: { path } }));
 }
+
+// -- usage and budgets ------------------------------------------------------------------------
+
+export type UsageTokens = Schemas["UsageTokens"];
+export type UsageMe = Schemas["UsageMe"];
+export type AdminUsageItem = Schemas["AdminUsageItem"];
+export type UsageGroup = "user" | "day" | "model";
+
+/** The tokens one conversation's model calls used. */
+export async function conversationUsage(id: string): Promise<UsageTokens> {
+  const path = { conversation_id: id };
+  const body = unwrap(
+    await http.GET("/api/assistant/conversations/{conversation_id}", { params: { path } }),
+  );
+  return body.usage;
+}
+
+/** The caller's own usage: today, the budget, the last `days` days, top conversations. */
+export async function myUsage(days = 30): Promise<UsageMe> {
+  return unwrap(await http.GET("/api/usage/me", { params: { query: { days } } }));
+}
+
+/** Every user's usage grouped by user, day or model (admin). */
+export async function adminUsage(
+  group_by: UsageGroup,
+  from?: string,
+  to?: string,
+): Promise<AdminUsageItem[]> {
+  const query = { group_by, ...(from ? { from } : {}), ...(to ? { to } : {}) };
+  return unwrap(await http.GET("/api/admin/usage", { params: { query } })).items;
+}
+
+/** Set (or, with null, remove) a user's daily token budget (admin). */
+export async function setBudget(
+  userId: string,
+  dailyTokens: number | null,
+): Promise<Schemas["UserBudgetRead"]> {
+  return unwrap(
+    await http.PUT("/api/admin/users/{user_id}/budget", {
+      params: { path: { user_id: userId } },
+      body: { daily_tokens: dailyTokens },
+    }),
+  );
+}

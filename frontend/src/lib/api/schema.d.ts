@@ -4,6 +4,27 @@
  */
 
 export interface paths {
+    "/api/admin/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Admin Usage
+         * @description Every user's usage per user, per user and day, or per user and model (admin); the last
+         *     30 days by default.
+         */
+        get: operations["admin_usage_api_admin_usage_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/users": {
         parameters: {
             query?: never;
@@ -18,6 +39,26 @@ export interface paths {
          * @description Create a user (admin).
          */
         post: operations["create_user_api_admin_users_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/users/{user_id}/budget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Put Budget
+         * @description Set a user's daily token budget, or remove it with `null` (admin; audited).
+         */
+        put: operations["put_budget_api_admin_users__user_id__budget_put"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -75,6 +116,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agent/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record
+         * @description Record model calls (agent service, on behalf of the user who ran them); a call whose key
+         *     is already stored is not counted again, so the agent may retry this request freely.
+         */
+        post: operations["record_api_agent_usage_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/assistant/conversations": {
         parameters: {
             query?: never;
@@ -108,7 +170,7 @@ export interface paths {
         };
         /**
          * Get
-         * @description One of the caller's conversations.
+         * @description One of the caller's conversations, with the tokens its model calls used.
          */
         get: operations["get_api_assistant_conversations__conversation_id__get"];
         put?: never;
@@ -203,7 +265,8 @@ export interface paths {
         put?: never;
         /**
          * Append Message
-         * @description Append a message to the history (agent service, on behalf of the owner).
+         * @description Append a message to the history (agent service, on behalf of the owner). Sent again
+         *     with the same `Idempotency-Key` (its answer was lost), it is stored once.
          */
         post: operations["append_message_api_assistant_conversations__conversation_id__messages_post"];
         delete?: never;
@@ -813,6 +876,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/usage/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Me
+         * @description The caller's own usage: today, the daily budget, the last `days` days (UTC), and the
+         *     conversations that used the most tokens.
+         */
+        get: operations["me_api_usage_me_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workflow/conversations/{conversation_id}/executions": {
         parameters: {
             query?: never;
@@ -998,6 +1082,57 @@ export interface components {
              * @enum {string}
              */
             op: "add";
+        };
+        /** AdminUsageItem */
+        AdminUsageItem: {
+            /**
+             * Daily Tokens
+             * @description group_by=user: the user's daily budget
+             */
+            daily_tokens?: number | null;
+            /** Day */
+            day?: string | null;
+            /**
+             * Estimated Calls
+             * @description Calls whose tokens are an estimate
+             * @default 0
+             */
+            estimated_calls: number;
+            /**
+             * Input Tokens
+             * @default 0
+             */
+            input_tokens: number;
+            /** Model */
+            model?: string | null;
+            /**
+             * Model Calls
+             * @default 0
+             */
+            model_calls: number;
+            /**
+             * Output Tokens
+             * @default 0
+             */
+            output_tokens: number;
+            /**
+             * Total Tokens
+             * @description input_tokens + output_tokens
+             * @default 0
+             */
+            total_tokens: number;
+            /**
+             * User Id
+             * Format: uuid
+             */
+            user_id: string;
+            /** Username */
+            username: string;
+        };
+        /** AdminUsagePage */
+        AdminUsagePage: {
+            /** Items */
+            items: components["schemas"]["AdminUsageItem"][];
         };
         /** ArticleList */
         ArticleList: {
@@ -1252,6 +1387,28 @@ export interface components {
              */
             updated_at: string;
         };
+        /** BudgetRead */
+        BudgetRead: {
+            /**
+             * Daily Tokens
+             * @description None: no budget
+             */
+            daily_tokens: number | null;
+            /**
+             * Resets At
+             * Format: date-time
+             * @description The next midnight, UTC: when today's count restarts
+             */
+            resets_at: string;
+        };
+        /** BudgetUpdate */
+        BudgetUpdate: {
+            /**
+             * Daily Tokens
+             * @description None removes the budget
+             */
+            daily_tokens: number | null;
+        };
         /** CallRequest */
         CallRequest: {
             /**
@@ -1471,6 +1628,32 @@ export interface components {
         ConversationCreate: {
             /** Title */
             title?: string | null;
+        };
+        /** ConversationDetail */
+        ConversationDetail: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Is Archived */
+            is_archived: boolean;
+            /** Message Count */
+            message_count: number;
+            /** Title */
+            title: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /** @description The tokens of this conversation's model calls */
+            usage: components["schemas"]["UsageTokens"];
         };
         /** ConversationListItem */
         ConversationListItem: {
@@ -2030,6 +2213,7 @@ export interface components {
             owner_url?: string | null;
             /** Run Id */
             run_id?: string | null;
+            usage?: components["schemas"]["LeaseUsage"] | null;
         };
         /** LeaseRequest */
         LeaseRequest: {
@@ -2044,6 +2228,21 @@ export interface components {
              * @default 15
              */
             ttl_s: number;
+        };
+        /**
+         * LeaseUsage
+         * @description The user's standing at the start of a run: the agent checks the budget with it.
+         */
+        LeaseUsage: {
+            /** Daily Tokens */
+            daily_tokens: number | null;
+            /**
+             * Resets At
+             * Format: date-time
+             */
+            resets_at: string;
+            /** Tokens Today */
+            tokens_today: number;
         };
         /**
          * Level
@@ -2437,6 +2636,182 @@ export interface components {
              */
             op: "update";
         };
+        /** UsageByConversation */
+        UsageByConversation: {
+            /**
+             * Conversation Id
+             * Format: uuid
+             */
+            conversation_id: string;
+            /**
+             * Input Tokens
+             * @default 0
+             */
+            input_tokens: number;
+            /**
+             * Model Calls
+             * @default 0
+             */
+            model_calls: number;
+            /**
+             * Output Tokens
+             * @default 0
+             */
+            output_tokens: number;
+            /** Title */
+            title: string;
+            /**
+             * Total Tokens
+             * @description input_tokens + output_tokens
+             * @default 0
+             */
+            total_tokens: number;
+        };
+        /** UsageCallWrite */
+        UsageCallWrite: {
+            /**
+             * Conversation Id
+             * @description None for an evaluation run
+             */
+            conversation_id?: string | null;
+            /**
+             * Evaluation
+             * @default false
+             */
+            evaluation: boolean;
+            /** Input Tokens */
+            input_tokens: number;
+            /**
+             * Key
+             * @description Idempotency key of the call
+             */
+            key: string;
+            /**
+             * Mode
+             * @default dynamic
+             */
+            mode: string;
+            /** Model */
+            model: string;
+            /** Output Tokens */
+            output_tokens: number;
+            /** Run Id */
+            run_id?: string | null;
+            /**
+             * Source
+             * @enum {string}
+             */
+            source: "reported" | "estimated";
+        };
+        /** UsageDay */
+        UsageDay: {
+            /**
+             * Day
+             * Format: date
+             */
+            day: string;
+            /**
+             * Input Tokens
+             * @default 0
+             */
+            input_tokens: number;
+            /**
+             * Model Calls
+             * @default 0
+             */
+            model_calls: number;
+            /**
+             * Output Tokens
+             * @default 0
+             */
+            output_tokens: number;
+            /**
+             * Total Tokens
+             * @description input_tokens + output_tokens
+             * @default 0
+             */
+            total_tokens: number;
+        };
+        /** UsageMe */
+        UsageMe: {
+            budget: components["schemas"]["BudgetRead"];
+            /**
+             * By Conversation
+             * @description Most tokens first
+             */
+            by_conversation: components["schemas"]["UsageByConversation"][];
+            /**
+             * By Day
+             * @description Oldest first, one item per day (zeros included)
+             */
+            by_day: components["schemas"]["UsageDay"][];
+            today: components["schemas"]["UsageTokens"];
+        };
+        /** UsageTokens */
+        UsageTokens: {
+            /**
+             * Input Tokens
+             * @default 0
+             */
+            input_tokens: number;
+            /**
+             * Model Calls
+             * @default 0
+             */
+            model_calls: number;
+            /**
+             * Output Tokens
+             * @default 0
+             */
+            output_tokens: number;
+            /**
+             * Total Tokens
+             * @description input_tokens + output_tokens
+             * @default 0
+             */
+            total_tokens: number;
+        };
+        /** UsageWrite */
+        UsageWrite: {
+            /** Calls */
+            calls: components["schemas"]["UsageCallWrite"][];
+        };
+        /** UsageWriteRead */
+        UsageWriteRead: {
+            /**
+             * Duplicates
+             * @description Calls already stored under their key (not counted again)
+             */
+            duplicates: number;
+            /**
+             * Recorded
+             * @description Calls stored by this request
+             */
+            recorded: number;
+        };
+        /** UserBudgetRead */
+        UserBudgetRead: {
+            /**
+             * Daily Tokens
+             * @description None: no budget
+             */
+            daily_tokens: number | null;
+            /**
+             * Resets At
+             * Format: date-time
+             * @description The next midnight, UTC: when today's count restarts
+             */
+            resets_at: string;
+            /** Tokens Today */
+            tokens_today: number;
+            /**
+             * User Id
+             * Format: uuid
+             */
+            user_id: string;
+            /** Username */
+            username: string;
+        };
         /** UserCreate */
         UserCreate: {
             /** Password */
@@ -2502,6 +2877,61 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    admin_usage_api_admin_usage_get: {
+        parameters: {
+            query?: {
+                /** @description First UTC day */
+                from?: string | null;
+                group_by?: "user" | "day" | "model";
+                /** @description Last UTC day (included) */
+                to?: string | null;
+            };
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminUsagePage"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     create_user_api_admin_users_post: {
         parameters: {
             query?: never;
@@ -2546,6 +2976,70 @@ export interface operations {
             };
             /** @description CONFLICT */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    put_budget_api_admin_users__user_id__budget_put: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BudgetUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserBudgetRead"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2799,6 +3293,68 @@ export interface operations {
             };
         };
     };
+    record_api_agent_usage_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UsageWrite"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageWriteRead"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     list__api_assistant_conversations_get: {
         parameters: {
             query?: {
@@ -2909,7 +3465,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ConversationRead"];
+                    "application/json": components["schemas"]["ConversationDetail"];
                 };
             };
             /** @description UNAUTHORIZED */
@@ -5351,6 +5907,48 @@ export interface operations {
             };
             /** @description Error */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    me_api_usage_me_get: {
+        parameters: {
+            query?: {
+                days?: number;
+            };
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageMe"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

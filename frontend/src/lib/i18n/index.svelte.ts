@@ -45,3 +45,14 @@ export function formatDate(iso: string): string {
     new Date(iso),
   );
 }
+
+export function formatNumber(value: number): string {
+  return new Intl.NumberFormat(i18n.locale).format(value);
+}
+
+/** A UTC day (YYYY-MM-DD) as a short date in the person's language. */
+export function formatDay(day: string): string {
+  return new Intl.DateTimeFormat(i18n.locale, { day: "numeric", month: "short", timeZone: "UTC" }).format(
+    new Date(`${day}T00:00:00Z`),
+  );
+}

@@ -1,0 +1,1 @@
+"""Usage and budgets: one row per model call, rollups read fast, daily token budgets."""

@@ -164,7 +164,7 @@ class RunBudget(AgentMiddleware[Any, Context, Any]):
         message = "Not run: this request used up its tool-call budget."
         blocked = [
             ToolMessage(
-                content=json.dumps({"error": {"code": "NOT_EXECUTED", "message": message}}),
+                content=json.dumps({"error": {"code": Code.NOT_EXECUTED, "message": message}}),
                 name=call["name"],
                 tool_call_id=call["id"],
                 status="error",

@@ -225,7 +225,7 @@ def _apply_updates(turn: Turn, data: dict[str, Any]) -> list[Pending]:
             if isinstance(message, ToolMessage):
                 turn.tool_result(message)
             elif ends_out_of_tool_budget(message):
-                turn.error("BUDGET_EXHAUSTED", "This request used up its tool-call budget.")
+                turn.error(Code.BUDGET_EXHAUSTED, "This request used up its tool-call budget.")
             elif isinstance(message, AIMessage) and node == "model":
                 turn.model_message(message)
     return pending

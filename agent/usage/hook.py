@@ -15,6 +15,7 @@ from typing import Any
 from langchain_core.callbacks import BaseCallbackHandler
 
 from agent.backend_client import BackendClient, BackendError
+from agent.errors import Code
 from agent.runs.hooks import HookFactory, RunHooks, RunInfo
 from agent.usage.meter import Call, Counter, Guard, Meter, Standing
 
@@ -22,7 +23,7 @@ log = logging.getLogger(__name__)
 PATH = "/api/agent/usage"
 WRITE_TIMEOUT_S = 5.0
 WRITE_ATTEMPTS = 3  # the write is idempotent (one key per call): a lost answer is resent
-RETRY_CODES = frozenset({"BACKEND_UNAVAILABLE", "BACKEND_TIMEOUT"})
+RETRY_CODES = frozenset({Code.BACKEND_UNAVAILABLE, Code.BACKEND_TIMEOUT})
 
 
 class UsageHooks(RunHooks):

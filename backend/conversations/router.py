@@ -211,7 +211,10 @@ async def append_message(
 AGENT = "/api/agent/conversations/{conversation_id}"
 
 
-@router.get(AGENT + "/active", response_model=ActiveRead, responses=ERRORS)
+# Unset fields are left out: an idle conversation is just {"active": false}.
+@router.get(
+    AGENT + "/active", response_model=ActiveRead, response_model_exclude_none=True, responses=ERRORS
+)
 async def active(conversation_id: uuid.UUID, principal: CurrentPrincipal, session: SessionDep):
     """Whether an agent run currently holds the conversation, and which (`run_id`)."""
     run = await service.live_run(session=session, actor=principal, conversation_id=conversation_id)

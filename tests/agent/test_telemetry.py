@@ -98,6 +98,7 @@ def receiver() -> Iterator[Receiver]:
     r.thread.start()
     yield r
     r.server.shutdown()
+    r.server.server_close()
 
 
 def _otel(receiver: Receiver) -> dict[str, str]:
@@ -209,7 +210,7 @@ def test_metrics_count_the_runs_calls_and_tokens(
     assert _delta(agent_before, agent_after, "agent_turn_seconds_count") == 2
     assert agent_after[("agent_active_runs", ())] == 0
     # The usage the fake model reported: completion = one per word chunk and tool call.
-    prompt = sum(_usage(r, 0)["prompt_tokens"] for r in requests)
+    prompt = sum(_usage(r, 0, {})["prompt_tokens"] for r in requests)
     assert (
         _delta(agent_before, agent_after, "agent_llm_tokens_total", kind="output") == 3 + 1 + 5 + 3
     )

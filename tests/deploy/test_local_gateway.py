@@ -114,6 +114,7 @@ def test_the_gateway_hides_metrics_and_passes_or_starts_a_trace(tmp_path: Path) 
             httpx.get(url + "/api/ping")
     finally:
         upstream.server.shutdown()
+        upstream.server.server_close()
         holder.cleanup()
     passed, started = upstream.seen
     assert passed["traceparent"] == given
@@ -159,3 +160,4 @@ def test_up_waits_for_every_readiness_check_before_it_prints_the_url() -> None:
         alive.kill()
         alive.wait()
         server.shutdown()
+        server.server_close()

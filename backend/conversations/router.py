@@ -223,7 +223,7 @@ async def active(conversation_id: uuid.UUID, principal: CurrentPrincipal, sessio
     return ActiveRead(active=True, run_id=run.run_id, started_at=run.acquired_at)
 
 
-@router.get(AGENT + "/lease", response_model=LeaseRead, responses=ERRORS)
+@router.get(AGENT + "/lease", response_model=LeaseRead, responses=responses(401, 403, 404, 422))
 async def read_lease(conversation_id: uuid.UUID, principal: AgentPrincipal, session: SessionDep):
     """The conversation's lease (agent service, on behalf of the owner): which run holds it,
     where it is served, and whether it `expired` (its process stopped renewing it); 404 when

@@ -135,7 +135,11 @@ def gateway(
         yield url
 
 
-@pytest.fixture(scope="session")
+# Package, not session: Playwright's sync API keeps its event loop running in the main thread
+# while it is open, so under xdist (this package runs whole in one worker, then that worker
+# takes other modules) it must stop with the last browser test, or every later asyncio test of
+# the worker finds "a running event loop".
+@pytest.fixture(scope="package")
 def browser(e2e_ready: None) -> Iterator[Browser]:
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

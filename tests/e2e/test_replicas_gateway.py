@@ -134,6 +134,9 @@ def placed(stack: Stack, http: httpx.Client, logins: list[str], llm: FakeLLM) ->
     for n, token in enumerate(logins):
         probe = f"/api/agent/gradio/config?login={n}"
         assert http.get(probe, headers=bearer(token)).status_code == 200
+        deadline = time.monotonic() + 5  # nginx logs a request just after answering it
+        while not stack.upstreams(probe) and time.monotonic() < deadline:
+            time.sleep(0.05)
         (placement[token],) = stack.upstreams(probe)
     chat = Chat(stack.gateway)
     llm.add_rule("which replica", {"text": "Any of them.", "delay_ms": 20})

@@ -46,6 +46,9 @@ def test_a_reload_mid_answer_shows_the_rest_arriving_and_ends_as_an_uninterrupte
     login(page)
     open_chat(page)
     send(page, "Check dashboard 42 and write a long report")
+    # the answer's last word first: right after Send the composer may not show the run yet
+    last = f"t{WORDS - 1}"
+    expect(page.get_by_test_id("assistant-message").last).to_contain_text(last, timeout=60_000)
     answered(page)
     uninterrupted = shown(page)
     assert f"assistant-message {ALL_WORDS}" in uninterrupted

@@ -330,6 +330,7 @@ def test_a_diagnosis_message_supersedes_a_waiting_workflow_step_too(
     assert error_code(late) == "NO_PENDING_CONFIRMATION"
 
 
+@pytest.mark.timeout(400)  # it starts two agent processes itself: slow on a loaded machine
 def test_a_paused_workflow_survives_an_agent_restart(
     start_agent, tokens, conversation, fake_llm, sql
 ):

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import json
 import logging
@@ -17,7 +18,7 @@ import re
 import secrets
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from opentelemetry import trace
@@ -61,6 +62,21 @@ def ids_from_headers(headers: Mapping[str, str]) -> tuple[str, str]:
     match = _TRACEPARENT.match(headers.get("traceparent", "").strip().lower())
     tid = match.group(1) if match and match.group(1) != "0" * 32 else secrets.token_hex(16)
     return rid, tid
+
+
+@contextlib.contextmanager
+def request_ids(scope: Mapping[str, Any]) -> Iterator[str]:
+    """Bind the request id and trace id of an ASGI HTTP request (from its headers) to every log
+    line written while it is served; yields the request id."""
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+    rid, tid = ids_from_headers(headers)
+    rid_token = request_id.set(rid)
+    tid_token = trace_id.set(tid)
+    try:
+        yield rid
+    finally:
+        trace_id.reset(tid_token)
+        request_id.reset(rid_token)
 
 
 class JsonFormatter(logging.Formatter):

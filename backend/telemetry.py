@@ -39,11 +39,11 @@ class RequestTelemetry:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        rid, tid = observability.ids_from_headers(headers)
-        scope.setdefault("state", {})["request_id"] = rid
-        rid_token = observability.request_id.set(rid)
-        tid_token = observability.trace_id.set(tid)
+        with observability.request_ids(scope) as rid:
+            scope.setdefault("state", {})["request_id"] = rid
+            await self._serve(scope, receive, send, rid)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, rid: str) -> None:
         status = 500
         start = time.perf_counter()
 
@@ -67,8 +67,6 @@ class RequestTelemetry:
                 method = scope.get("method", "GET")
                 REQUESTS.labels(method, template, str(status)).inc()
                 DURATION.labels(method, template).observe(time.perf_counter() - start)
-            observability.trace_id.reset(tid_token)
-            observability.request_id.reset(rid_token)
 
 
 def install(app: FastAPI) -> None:

@@ -25,15 +25,8 @@ class RequestIds:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        rid, tid = observability.ids_from_headers(headers)
-        rid_token = observability.request_id.set(rid)
-        tid_token = observability.trace_id.set(tid)
-        try:
+        with observability.request_ids(scope):
             await self.app(scope, receive, send)
-        finally:
-            observability.trace_id.reset(tid_token)
-            observability.request_id.reset(rid_token)
 
 
 def install(app: FastAPI) -> HookFactory:

@@ -26,7 +26,7 @@ check: lint typecheck frontend-check
 
 # Groups (a module, or a suite sharing one private stack) and their order: tests/support/groups.py.
 test: check frontend-build
-	$(UV) run pytest -n $(PYTEST_WORKERS) --dist loadgroup
+	$(UV) run pytest -n $(PYTEST_WORKERS) --dist loadgroup --durations=15
 
 fmt: install
 	$(UV) run ruff format .

@@ -12,7 +12,9 @@ from tests.e2e.conftest import login, open_chat, screenshot, send
 from tests.fakes.llm_server import FakeLLM
 
 WORDS = 100
-SLOW = {"tokens": WORDS, "delay_ms": 60}  # about 6 s of answer
+FAST = {"tokens": WORDS, "delay_ms": 10}  # the uninterrupted reference: the same words, quickly
+# About 20 s of answer: a reload made at "t20" lands mid-answer, 16 s to spare on a loaded machine.
+SLOW = {"tokens": WORDS, "delay_ms": 200}
 TOOL = {"tool_calls": [{"name": "get_dashboard", "args": {"dashboard_id": 42}}]}
 DEPLOY_CALL = {
     "name": "deploy_dashboard",
@@ -42,7 +44,7 @@ def answered(page: Page) -> None:
 def test_a_reload_mid_answer_shows_the_rest_arriving_and_ends_as_an_uninterrupted_answer(
     page: Page, llm: FakeLLM
 ) -> None:
-    llm.enqueue(TOOL, SLOW, TOOL, SLOW)
+    llm.enqueue(TOOL, FAST, TOOL, SLOW)
     login(page)
     open_chat(page)
     send(page, "Check dashboard 42 and write a long report")
@@ -65,7 +67,7 @@ def test_a_reload_mid_answer_shows_the_rest_arriving_and_ends_as_an_uninterrupte
     expect(page.get_by_test_id("tool-card")).to_have_attribute("data-state", "done")
     expect(answer).to_contain_text("t20 ")
     screenshot(page, "live-answer-after-reload")
-    expect(answer).to_contain_text(f"t{WORDS - 1}", timeout=30_000)
+    expect(answer).to_contain_text(f"t{WORDS - 1}", timeout=60_000)
     answered(page)
     expect(page.get_by_test_id("banner")).to_have_count(0)
     assert shown(page) == uninterrupted  # every word once, in order, the tool card present
@@ -79,7 +81,8 @@ def test_a_confirmation_card_arrives_and_survives_a_reload_made_mid_answer(
     page: Page, llm: FakeLLM
 ) -> None:
     llm.enqueue(
-        {"tokens": 40, "delay_ms": 60, "tool_calls": [DEPLOY_CALL]},
+        # about 10 s of answer: the reload lands mid-answer
+        {"tokens": 40, "delay_ms": 250, "tool_calls": [DEPLOY_CALL]},
         {"text": "Deployed after the reload."},
     )
     login(page)

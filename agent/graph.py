@@ -34,6 +34,7 @@ from agent.middleware import (
     NoTools,
     RunBudget,
     ToolErrors,
+    ToolSchemas,
 )
 from agent.prompts import SYSTEM_PROMPT
 from agent.tools.names import CONFIRM_TOOLS, describe_call
@@ -75,7 +76,8 @@ def middleware(
     """In order: the `none` mode's tool removal (outermost, so the input budget counts what is
     really sent), argument checks, then confirmation (what runs before the pause re-runs on
     resume, so nothing before it may have side effects), then `guards` (they see only calls a
-    person approved, e.g. the evaluation's dry run), then tool errors, limits, input."""
+    person approved, e.g. the evaluation's dry run), then tool errors, limits, input, retry,
+    and the tools' schemas converted once (innermost: what the model is bound with)."""
     confirm: dict[str, bool | InterruptOnConfig] = {
         name: InterruptOnConfig(allowed_decisions=["approve", "reject"], description=_describe)
         for name in CONFIRM_TOOLS
@@ -92,6 +94,7 @@ def middleware(
         ),
         ModelInput(max_input_tokens=settings.llm.max_input_tokens),
         LlmRetry(),
+        ToolSchemas(),
     ]
 
 

@@ -57,6 +57,13 @@ class Lease:
         self._heartbeat: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
 
+    def thread_has(self, fact: str) -> bool:
+        """What the lease answer says of the conversation (`has_history`, `workflow_waiting`):
+        only a lease holder changes either, so it holds for the run. True when not said, so
+        that the run does the work it would otherwise skip."""
+        thread = self.grant.get("thread")
+        return not isinstance(thread, dict) or thread.get(fact) is not False
+
     async def _put(self) -> dict[str, Any]:
         body: dict[str, Any] = {"holder": self.holder, "ttl_s": self.ttl_s}
         if self.run_id:

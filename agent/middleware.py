@@ -15,6 +15,8 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
 from langchain.agents.middleware.types import ToolCallRequest
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage, ToolMessage
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command
 from pydantic import BaseModel, ValidationError
@@ -253,6 +255,38 @@ def describe_llm_error(exc: openai.APIError) -> str:
     if isinstance(exc, openai.APITimeoutError):
         return "The language model did not answer in time."
     return "The language model could not be reached."
+
+
+class ToolSchemas(AgentMiddleware[Any, Context, Any]):
+    """Hand the model its tools already in the provider's format (innermost).
+
+    The agent factory binds the request's tools on every model call, and converting a tool
+    (its pydantic argument schema to JSON schema) cost about 0.4 ms each, 6 ms a call for the
+    catalogue: the conversion is the same every time, so each tool is converted once. What is
+    sent is unchanged: a dict in that format is bound as it is. The tools still run from the
+    agent's own tool node; the other middleware see the tools as ever.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._schemas: dict[int, tuple[BaseTool, dict[str, Any]]] = {}
+
+    def schema(self, tool: BaseTool | dict[str, Any]) -> BaseTool | dict[str, Any]:
+        if not isinstance(tool, BaseTool):
+            return tool
+        known = self._schemas.get(id(tool))
+        if known is None or known[0] is not tool:  # kept with its tool: an id is never reused
+            known = self._schemas[id(tool)] = (tool, convert_to_openai_tool(tool))
+        return known[1]
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Context],
+        handler: Callable[[ModelRequest[Context]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        if not request.tools:
+            return await handler(request)
+        return await handler(request.override(tools=[self.schema(t) for t in request.tools]))
 
 
 MAX_FLATTENED_RESULT_CHARS = 2000

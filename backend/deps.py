@@ -90,13 +90,41 @@ async def get_principal(
         claims = tokens.verify(settings, credentials.credentials, expected="user")
         user = await _active_user(session, claims.sub)
         return Principal(user.id, user.username, list(user.roles), None, request_id)
-    client = await _active_service_client(settings, session, credentials.credentials)
-    claims = tokens.verify(settings, on_behalf_of.removeprefix("Bearer ").strip(), expected="user")
-    user = await _active_user(session, claims.sub)
+    client_id, user = await _dual_identity(
+        settings, session, credentials.credentials, on_behalf_of.removeprefix("Bearer ").strip()
+    )
     if run_id is not None and not RUN_ID.fullmatch(run_id):
         raise Unprocessable("X-Run-Id must be 1-64 letters, digits, '-' or '_'")
     roles = list(user.roles)
-    return Principal(user.id, user.username, roles, client.client_id, request_id, run_id)
+    return Principal(user.id, user.username, roles, client_id, request_id, run_id)
+
+
+async def _dual_identity(
+    settings: Settings, session: AsyncSession, service_token: str, user_token: str
+) -> tuple[str, User]:
+    """The service client and the user it acts for, both active, in one query when both
+    tokens verify (every agent request); otherwise the checks one by one, so a refusal names
+    the same credential as ever: the service's first."""
+    try:
+        service = tokens.verify(settings, service_token, expected="service")
+        claims = tokens.verify(settings, user_token, expected="user")
+        user_id = uuid.UUID(claims.sub)
+    except (Unauthorized, ValueError):
+        service = None
+    if service is not None:
+        client_active = (
+            select(ServiceClient.is_active)
+            .where(ServiceClient.client_id == service.sub)
+            .scalar_subquery()
+        )
+        found = (
+            await session.execute(select(User, client_active).where(User.id == user_id))
+        ).one_or_none()
+        if found is not None and found[1] and found[0].is_active:
+            return service.sub, found[0]
+    client = await _active_service_client(settings, session, service_token)
+    claims = tokens.verify(settings, user_token, expected="user")
+    return client.client_id, await _active_user(session, claims.sub)
 
 
 CurrentPrincipal = Annotated[Principal, Depends(get_principal)]

@@ -152,9 +152,12 @@ class CallRecorder(AsyncCallbackHandler):
     """Collects this turn's model calls in the order they started.
 
     It hears model events only: a turn has dozens of chain events (every graph node and
-    middleware step), each one an awaited no-op per handler otherwise.
+    middleware step), each one an awaited no-op per handler otherwise. Inline: LangChain
+    otherwise wraps each event of a handler that is not (every streamed token) in a task of its
+    own, gathered; its methods never wait on anything.
     """
 
+    run_inline = True
     ignore_chain = True
     ignore_agent = True
     ignore_retriever = True

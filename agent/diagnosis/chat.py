@@ -54,7 +54,8 @@ class DiagnosisChat:
             ),
         )
         closing = run.reject_pending(snapshot)
-        if not hitl.has_checkpoint(snapshot):  # new, or cleared by retention: keep the history
+        # new, or cleared by retention: keep the history (when it has any)
+        if not hitl.has_checkpoint(snapshot) and run.lease.thread_has("has_history"):
             closing = [*await recall.earlier_messages(run.client, run.context), *closing]
         self.closing = closing
         run.later(run.supersede_workflows())

@@ -105,7 +105,8 @@ async def new_message(
     attachments = await prepare_attachments(submit.files, settings)
     waiting = hitl.pending_of(snapshot)
     closing = run.reject_pending(snapshot)
-    if not hitl.has_checkpoint(snapshot):  # new, or cleared by retention: start from history
+    # No checkpoint (new, or cleared by retention): start from the history, if it has any.
+    if not hitl.has_checkpoint(snapshot) and run.lease.thread_has("has_history"):
         closing = [*await recall.earlier_messages(run.client, run.context), *closing]
     metadata: dict[str, Any] = {}
     if attachments.documents:

@@ -237,7 +237,10 @@ class Run:
 
     async def supersede_workflows(self) -> None:
         """A new message cancels a workflow step waiting for confirmation (as it rejects a
-        pending agent call), recorded as a rejection in the history."""
+        pending agent call), recorded as a rejection in the history. Nothing to do, and no
+        request, when the lease answer said no execution waits."""
+        if not self.lease.thread_has("workflow_waiting"):
+            return
         path = f"/api/workflow/conversations/{self.context.conversation_id}/executions"
         try:
             body = await self.client.call(self.context, "POST", path + "/cancel-waiting")

@@ -136,7 +136,15 @@ def _output_chars(response: LLMResult) -> int:
 
 
 class Counter(AsyncCallbackHandler):
-    """Counts every chat-model call of the run; never raises into the run."""
+    """Counts every chat-model call of the run; never raises into the run. Inline (no task per
+    streamed token, as for the debug recorder); it hears model events only."""
+
+    run_inline = True
+    ignore_chain = True
+    ignore_agent = True
+    ignore_retriever = True
+    ignore_retry = True
+    ignore_custom_event = True
 
     def __init__(self, meter: Meter) -> None:
         super().__init__()
@@ -174,6 +182,12 @@ class Guard(AsyncCallbackHandler):
     """Refuses the next model call once the budget is reached (the run stops with USAGE_LIMIT)."""
 
     raise_error = True
+    run_inline = True
+    ignore_chain = True
+    ignore_agent = True
+    ignore_retriever = True
+    ignore_retry = True
+    ignore_custom_event = True
 
     def __init__(self, meter: Meter) -> None:
         super().__init__()

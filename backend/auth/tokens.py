@@ -74,8 +74,29 @@ def issue(settings: Settings, *, sub: str, roles: list[str], typ: TokenType) -> 
     return jwt.encode(payload, settings.jwt_key, algorithm="HS256"), ttl
 
 
+# Tokens already verified: the agent sends the same two (its service JWT and the user's) with
+# every request of a turn. A token's signature and claims never change, so a hit only checks
+# the expiry again; the key is part of the entry (another key verifies nothing cached).
+_VERIFIED: dict[tuple[bytes, str, TokenType], Claims] = {}
+VERIFIED_MAX = 4096
+
+
 def verify(settings: Settings, token: str, *, expected: TokenType) -> Claims:
     """Decode and check signature, algorithm, expiry, audience, issuer and token type."""
+    key = (settings.jwt_key.encode(), token, expected)
+    claims = _VERIFIED.get(key)
+    if claims is None:
+        claims = _decode(settings, token, expected=expected)
+        if len(_VERIFIED) >= VERIFIED_MAX:
+            del _VERIFIED[next(iter(_VERIFIED))]  # the oldest entry
+        _VERIFIED[key] = claims
+    elif claims.exp <= time.time():
+        del _VERIFIED[key]
+        raise Unauthorized("Token has expired", code="TOKEN_EXPIRED")
+    return claims
+
+
+def _decode(settings: Settings, token: str, *, expected: TokenType) -> Claims:
     try:
         payload = jwt.decode(
             token,

@@ -21,6 +21,7 @@ from backend.conversations.schemas import (
     HistoryPage,
     LeaseRead,
     LeaseRequest,
+    LeaseThread,
     MessageCreate,
     MessageRead,
 )
@@ -242,7 +243,10 @@ async def acquire_lease(
 ):
     """Take or renew the run lease (agent service); 409 CONVERSATION_BUSY when another holds it,
     409 CONVERSATION_ARCHIVED when the conversation is archived."""
-    run = await service.acquire_lease(
+    # What the run needs before its first model call rides on the lease answer, read in one
+    # statement of the lease's transaction: the user's standing (the budget check) and the
+    # thread's facts (whether to recall history, whether a workflow waits to be superseded).
+    run, facts = await service.acquire_lease(
         session=session,
         actor=principal,
         conversation_id=conversation_id,
@@ -250,13 +254,28 @@ async def acquire_lease(
         ttl_s=body.ttl_s,
         run_id=body.run_id,
         owner_url=body.owner_url,
+        answer=[
+            *usage_service.standing_columns(principal.user_id),
+            *service.thread_columns(conversation_id),
+        ],
     )
-    # The user's standing rides on the lease answer: the budget check costs no round trip.
-    usage = await usage_service.standing(session=session, user_id=principal.user_id)
-    return _lease(run, usage=LeaseUsage.model_validate(usage))
+    assert facts is not None  # asked for
+    return _lease(
+        run,
+        usage=LeaseUsage.model_validate(usage_service.standing_of(facts)),
+        thread=LeaseThread(
+            has_history=bool(facts.has_history), workflow_waiting=bool(facts.workflow_waiting)
+        ),
+    )
 
 
-def _lease(run: AgentRun, *, expired: bool = False, usage: LeaseUsage | None = None) -> LeaseRead:
+def _lease(
+    run: AgentRun,
+    *,
+    expired: bool = False,
+    usage: LeaseUsage | None = None,
+    thread: LeaseThread | None = None,
+) -> LeaseRead:
     return LeaseRead(
         conversation_id=run.conversation_id,
         holder=run.holder,
@@ -266,6 +285,7 @@ def _lease(run: AgentRun, *, expired: bool = False, usage: LeaseUsage | None = N
         acquired_at=run.acquired_at,
         expired=expired,
         usage=usage,
+        thread=thread,
     )
 
 

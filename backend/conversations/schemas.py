@@ -89,6 +89,13 @@ class LeaseRequest(BaseModel):
     owner_url: str | None = Field(default=None, max_length=512, pattern=r"^https?://")
 
 
+class LeaseThread(BaseModel):
+    """The conversation as a run that just took its lease finds it (PUT only)."""
+
+    has_history: bool  # history rows exist: a thread without a checkpoint recalls them
+    workflow_waiting: bool  # an execution waits for a confirmation: a new message supersedes it
+
+
 class LeaseRead(BaseModel):
     conversation_id: uuid.UUID
     holder: str
@@ -99,6 +106,7 @@ class LeaseRead(BaseModel):
     expired: bool = False  # GET only: the holder stopped renewing (its process died)
     # PUT only: the user's tokens today and daily budget (the agent's budget check)
     usage: LeaseUsage | None = None
+    thread: LeaseThread | None = None  # PUT only
 
 
 class ActiveRead(BaseModel):

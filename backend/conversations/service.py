@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import timedelta
+from typing import Any
 
-from sqlalchemy import case, delete, func, select
+from sqlalchemy import ColumnElement, Row, case, delete, exists, func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -17,6 +19,7 @@ from backend.conversations.schemas import MessageCreate
 from backend.db import utcnow
 from backend.errors import Conflict, NotFound
 from backend.principal import Principal
+from backend.workflows.models import WorkflowExecution
 
 AUTO_TITLE_CHARS = 60
 
@@ -262,9 +265,12 @@ async def acquire_lease(
     ttl_s: float,
     run_id: str | None = None,
     owner_url: str | None = None,
-) -> AgentRun:
+    answer: Sequence[ColumnElement[Any]] = (),
+) -> tuple[AgentRun, Row[Any] | None]:
     """Take or renew the run lease atomically; another live holder means CONVERSATION_BUSY,
-    an archived conversation CONVERSATION_ARCHIVED (no run starts on one, nor goes on)."""
+    an archived conversation CONVERSATION_ARCHIVED (no run starts on one, nor goes on).
+
+    `answer`: columns read in the same transaction once the lease is held (no second one)."""
     conversation = await _locked(session=session, actor=actor, conversation_id=conversation_id)
     if conversation.is_archived:
         await session.rollback()
@@ -301,9 +307,10 @@ async def acquire_lease(
     if run is None:
         await session.rollback()
         raise Conflict("Another run holds this conversation", code="CONVERSATION_BUSY")
+    facts = (await session.execute(select(*answer))).one() if answer else None
     if run.acquired_at != now:  # a heartbeat renewal: not worth an audit row every few seconds
         await session.commit()
-        return run
+        return run, facts
     audit.record(
         session=session,
         actor=actor,
@@ -313,7 +320,20 @@ async def acquire_lease(
         details={"holder": holder, "ttl_s": ttl_s},
     )
     await session.commit()
-    return run
+    return run, facts
+
+
+def thread_columns(conversation_id: uuid.UUID) -> list[ColumnElement[Any]]:
+    """What a run that just took the lease needs to know of its conversation, as labelled
+    EXISTS columns for the lease answer's one statement: whether it has history rows (a thread
+    with no checkpoint recalls them) and a workflow execution waiting for a confirmation (a new
+    message supersedes it). Only a lease holder adds either, so they hold for the whole run."""
+    history = exists().where(Message.conversation_id == conversation_id)
+    waiting = exists().where(
+        WorkflowExecution.conversation_id == conversation_id,
+        WorkflowExecution.status == "waiting",
+    )
+    return [history.label("has_history"), waiting.label("workflow_waiting")]
 
 
 async def release_lease(

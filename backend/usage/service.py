@@ -180,13 +180,32 @@ async def budget_of(*, session: AsyncSession, user_id: uuid.UUID) -> int | None:
     )
 
 
-async def standing(*, session: AsyncSession, user_id: uuid.UUID) -> dict[str, Any]:
-    """Tokens today, the daily budget and when the day resets (the lease answer carries it)."""
+def standing_columns(user_id: uuid.UUID) -> list[ColumnElement[Any]]:
+    """The user's tokens today and daily budget as two labelled scalar subqueries, so that a
+    caller reads them in the statement it already sends (the lease answer)."""
+    spent = (
+        select(func.coalesce(func.sum(UsageDaily.input_tokens + UsageDaily.output_tokens), 0))
+        .where(UsageDaily.user_id == user_id, UsageDaily.day == today())
+        .scalar_subquery()
+    )
+    budget = (
+        select(UsageBudget.daily_tokens).where(UsageBudget.user_id == user_id).scalar_subquery()
+    )
+    return [spent.label("tokens_today"), budget.label("daily_tokens")]
+
+
+def standing_of(row: Any) -> dict[str, Any]:
+    """Tokens today, the daily budget and when the day resets, from `standing_columns`."""
     return {
-        "tokens_today": await tokens_today(session=session, user_id=user_id),
-        "daily_tokens": await budget_of(session=session, user_id=user_id),
+        "tokens_today": int(row.tokens_today or 0),
+        "daily_tokens": row.daily_tokens,
         "resets_at": resets_at(),
     }
+
+
+async def standing(*, session: AsyncSession, user_id: uuid.UUID) -> dict[str, Any]:
+    """Tokens today, the daily budget and when the day resets (one statement)."""
+    return standing_of((await session.execute(select(*standing_columns(user_id)))).one())
 
 
 async def conversation_usage(

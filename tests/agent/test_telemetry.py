@@ -20,7 +20,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.agent.support import GRADIO, Chat, collect, text_of
-from tests.conftest import PASSWORDS, login
+from tests.conftest import AGENT_CLIENT_SECRET, PASSWORDS, login
 from tests.fakes.llm_server import FakeLLM, _usage
 from tests.support.processes import serve
 
@@ -256,10 +256,16 @@ def test_a_traceparent_is_continued_to_the_model_tool_and_sql_spans(
     )
 
     def complete(_spans: list[dict[str, Any]]) -> bool:
+        # Each process exports in batches: a backend span can arrive before the agent's
+        # request span it hangs from, so the trace is complete once no span is an orphan.
         spans = receiver.trace(trace_id)
-        return any(
-            s["service"] == "agent-chat-backend" and "db.system" in s["attributes"] for s in spans
-        ) and any(s["name"].startswith("invoke_agent") for s in spans)
+        ids = {s["span_id"] for s in spans}
+        backend = [s for s in spans if s["service"] == "agent-chat-backend"]
+        return (
+            any("db.system" in s["attributes"] for s in backend)
+            and any(s["name"].startswith("invoke_agent") for s in spans)
+            and all(s["parent"] in ids for s in backend)
+        )
 
     receiver.wait(complete)
     spans = receiver.trace(trace_id)
@@ -326,3 +332,46 @@ def test_metrics_is_served_on_each_process_port(
         assert response.headers["content-type"].startswith("text/plain")
     assert "agent_runs_total" in httpx.get(traced_agent + "/metrics", timeout=10).text
     assert "http_requests_total" in httpx.get(backend_url + "/metrics", timeout=10).text
+
+
+def test_a_turn_asks_the_backend_only_what_it_needs(
+    traced_agent: str, traced_backend: tuple[str, Path], token: str, fake_llm: FakeLLM
+) -> None:
+    """Counted on the backend's own metrics: a new conversation's turn reads no history and
+    cancels no workflow (the lease answer says there is neither); a conversation whose
+    history has rows but whose thread has no checkpoint still recalls them."""
+    backend, chat = traced_backend[0], Chat(traced_agent)
+    base = "/api/assistant/conversations/{conversation_id}"
+    lease = "/api/agent/conversations/{conversation_id}/lease"
+
+    def count(before: dict[Any, float], after: dict[Any, float], method: str, route: str) -> float:
+        return _delta(before, after, "http_requests_total", method=method, route=route)
+
+    fake_llm.enqueue({"text": "First answer."}, {"text": "Second answer."})
+    cid = _conversation(backend, token)
+    before = _samples(backend)
+    assert text_of(chat.send(token, cid, "Hello")[-1]) == "First answer."
+    after = _samples(backend)
+    assert count(before, after, "PUT", lease) == 1
+    assert count(before, after, "DELETE", lease) == 1
+    assert count(before, after, "POST", base + "/messages") == 2  # the question, the answer
+    assert count(before, after, "GET", base + "/history") == 0
+    waiting = "/api/workflow/conversations/{conversation_id}/executions/cancel-waiting"
+    assert count(before, after, "POST", waiting) == 0
+
+    # History rows without a checkpoint (as after checkpoint retention): they are recalled.
+    other = _conversation(backend, token)
+    with httpx.Client(base_url=backend, timeout=30) as api:
+        service = api.post(
+            "/api/auth/service-token",
+            json={"client_id": "agent-chat", "client_secret": AGENT_CLIENT_SECRET},
+        ).json()["access_token"]
+        agent = {"Authorization": f"Bearer {service}", "X-On-Behalf-Of": token}
+        row = {"role": "user", "content": "My favourite dashboard is 42.", "metadata": {}}
+        added = api.post(f"/api/assistant/conversations/{other}/messages", json=row, headers=agent)
+        assert added.status_code == 201, added.text
+    before = _samples(backend)
+    assert text_of(chat.send(token, other, "Which one is my favourite?")[-1]) == "Second answer."
+    assert count(before, _samples(backend), "GET", base + "/history") == 1
+    sent = [m.get("content") for m in fake_llm.requests[-1]["messages"]]
+    assert "My favourite dashboard is 42." in sent

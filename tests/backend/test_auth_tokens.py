@@ -143,6 +143,20 @@ def test_a_signed_token_claiming_admin_for_a_viewer_is_judged_on_the_database_ro
     assert_error(api.get("/api/audit", headers=bearer(token)), 403, "FORBIDDEN")
 
 
+def test_a_token_accepted_once_is_refused_as_expired_once_its_time_is_up(
+    api, viewer_id, service_token
+):
+    """Verified tokens are remembered (the agent sends the same two all turn long): the
+    expiry is checked again on every use."""
+    token = forge(claims(viewer_id, exp=int(time.time()) + 2))
+    dual = {**bearer(service_token), "X-On-Behalf-Of": token}
+    assert api.get(ME, headers=bearer(token)).status_code == 200
+    assert api.get(ME, headers=dual).status_code == 200
+    time.sleep(max(0.0, _payload(token)["exp"] - time.time()) + 0.1)
+    assert_error(api.get(ME, headers=bearer(token)), 401, "TOKEN_EXPIRED")
+    assert_error(api.get(ME, headers=dual), 401, "TOKEN_EXPIRED")
+
+
 def test_a_user_deleted_after_login_can_no_longer_use_the_token(api, sql, new_user: NewUser):
     person = new_user("editor")
     assert api.get(ME, headers=person.headers).status_code == 200

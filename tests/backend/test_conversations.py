@@ -259,6 +259,34 @@ def test_a_lease_marks_the_conversation_active_until_released(api, sql, shared):
     assert scalar(sql, "SELECT count(*) FROM agent_runs WHERE conversation_id = %s", cid) == 0
 
 
+def test_the_lease_answer_says_whether_the_thread_has_history_and_a_waiting_workflow(
+    api, sql, shared
+):
+    """The run skips its history read and its workflow cancel on what the answer says."""
+
+    def thread(holder: str) -> dict[str, bool]:
+        taken = api.put(lease_path(cid), json={"holder": holder}, headers=shared.agent)
+        assert taken.status_code == 200, taken.text
+        api.delete(lease_path(cid), params={"holder": holder}, headers=shared.agent)
+        return dict(taken.json()["thread"])
+
+    cid = create_conversation(api, shared.headers)["id"]
+    assert thread("new") == {"has_history": False, "workflow_waiting": False}
+    append(api, shared.agent, cid, "How is dashboard 42?")
+    assert thread("asked") == {"has_history": True, "workflow_waiting": False}
+    sql.execute(
+        "INSERT INTO workflow_executions"
+        " (conversation_id, mode, workflow_name, status, input, started_at)"
+        " VALUES (%s, 'yaml', 'check', 'waiting', '{}', now())",
+        (cid,),
+    )
+    assert thread("waiting") == {"has_history": True, "workflow_waiting": True}
+    sql.execute(
+        "UPDATE workflow_executions SET status = 'cancelled' WHERE conversation_id = %s", (cid,)
+    )
+    assert thread("cancelled") == {"has_history": True, "workflow_waiting": False}
+
+
 def test_a_second_holder_is_busy_while_the_first_renews(api, sql, shared):
     cid = create_conversation(api, shared.headers)["id"]
     first = api.put(lease_path(cid), json={"holder": "run-a", "ttl_s": 30}, headers=shared.agent)

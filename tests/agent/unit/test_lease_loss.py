@@ -65,6 +65,9 @@ class FakeLease:
     def lost(self) -> bool:
         return bool(self.lose())
 
+    def thread_has(self, fact: str) -> bool:
+        return True  # as a lease answer that says nothing of the thread
+
 
 class FakeAgent:
     """The compiled agent graph: an empty thread; writes to it are kept."""

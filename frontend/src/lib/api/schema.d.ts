@@ -2213,6 +2213,7 @@ export interface components {
             owner_url?: string | null;
             /** Run Id */
             run_id?: string | null;
+            thread?: components["schemas"]["LeaseThread"] | null;
             usage?: components["schemas"]["LeaseUsage"] | null;
         };
         /** LeaseRequest */
@@ -2228,6 +2229,16 @@ export interface components {
              * @default 15
              */
             ttl_s: number;
+        };
+        /**
+         * LeaseThread
+         * @description The conversation as a run that just took its lease finds it (PUT only).
+         */
+        LeaseThread: {
+            /** Has History */
+            has_history: boolean;
+            /** Workflow Waiting */
+            workflow_waiting: boolean;
         };
         /**
          * LeaseUsage

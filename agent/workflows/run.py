@@ -78,8 +78,12 @@ class WorkflowRun:
 
     async def _new(self, run: Run) -> None:
         assert self.definition is not None
-        # Cancel a waiting workflow before this one starts (not later: it might pause too).
-        for cancelled in await self._records.cancel_waiting():
+        # Cancel a waiting workflow before this one starts (not later: it might pause too);
+        # no request when the lease answer said none waits.
+        waiting = (
+            await self._records.cancel_waiting() if run.lease.thread_has("workflow_waiting") else []
+        )
+        for cancelled in waiting:
             pending = hitl.Pending.from_record(cancelled.get("pending") or {})
             if pending is not None:
                 run.append_later(**hitl.decision_record(pending, "reject", reason=SUPERSEDED))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -40,6 +41,8 @@ from agent.prompts import SYSTEM_PROMPT
 from agent.tools.names import CONFIRM_TOOLS, describe_call
 
 Agent = CompiledStateGraph[Any, Context, Any, Any]
+SETUP_LOCK = 0x6167_656E_7443_6B70  # pg_advisory_lock key of the checkpointer's table setup
+SETUP_RETRY_S = 0.2
 CHECKPOINT_POOL_SIZE = 10  # shared by every run of a process; 200 runs fit max_connections=100
 STEPS_PER_MODEL_CALL = 8  # graph steps one model call plus its tools and middleware can take
 
@@ -131,6 +134,16 @@ def psycopg_url(url: str) -> str:
     return url
 
 
+async def _take_lock(conn: Any, key: int) -> None:
+    """The session advisory lock `key`, tried every SETUP_RETRY_S until it is ours."""
+    while True:
+        query = "SELECT pg_try_advisory_lock(%s) AS taken"
+        row = await (await conn.execute(query, (key,))).fetchone()
+        if row and row["taken"]:
+            return
+        await asyncio.sleep(SETUP_RETRY_S)
+
+
 @asynccontextmanager
 async def open_checkpointer(database_url: str) -> AsyncIterator[DurableSaver]:
     """The Postgres checkpointer on a small pool; creates its tables (FR-027). Connections cut
@@ -145,7 +158,17 @@ async def open_checkpointer(database_url: str) -> AsyncIterator[DurableSaver]:
     await pool.open(wait=True)
     try:
         saver = DurableSaver(pool)
-        await saver.setup()
+        # Replicas started together (`agent-chat up --agents 2` on a new database) would
+        # otherwise both create the tables and one would die on the migration table's key:
+        # one at a time, under a session advisory lock held on a connection of its own. Tried,
+        # not waited for: a session blocked in pg_advisory_lock holds a snapshot, and the
+        # setup's CREATE INDEX CONCURRENTLY waits for every snapshot (a deadlock).
+        async with pool.connection() as conn:
+            await _take_lock(conn, SETUP_LOCK)
+            try:
+                await saver.setup()
+            finally:
+                await conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
         yield saver
     finally:
         await pool.close()

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.agent import raw_gradio
 from tests.agent.raw_gradio import fn_index
 from tests.agent.support import (
     GRADIO,
@@ -180,7 +181,7 @@ def test_someone_elses_attach_and_stop_show_nothing_and_stop_nothing(
     cid = conversation()
     replica_chat = Chat(replica)
     replica_chat.client(other)
-    fake_llm.enqueue({"tokens": 100, "delay_ms": 60})
+    fake_llm.enqueue({"tokens": 100, "delay_ms": 120})  # 12 s: every refusal lands mid-run
     job = chat.submit(owner, cid, "Count")
     wait_for(job, lambda m: "t2 " in text_of(m))
 
@@ -191,6 +192,18 @@ def test_someone_elses_attach_and_stop_show_nothing_and_stop_nothing(
         assert not any(
             "t" in m["content"] for m in refused[-1] if m["metadata"].get("type") != "error"
         )
+    # The same through Gradio's raw HTTP API and the replicas' internal routes, as an attacker
+    # would call them (no client of ours in between).
+    for base in (chat.base_url, replica):
+        for action in ("attach", "stop"):
+            data = [{"text": "", "files": []}, [], cid, action, "", ""]
+            outputs = raw_gradio.call(base, other, data)
+            assert error_code(outputs) == "NOT_FOUND"
+            assert not words(" ".join(str(m.get("content")) for m in outputs[-1]))
+        bearer = {"Authorization": f"Bearer {other}"}
+        internal = f"{base}/internal/runs/{cid}"
+        assert httpx.get(internal + "/stream", headers=bearer, timeout=10).status_code == 404
+        assert httpx.post(internal + "/stop", headers=bearer, timeout=10).status_code == 404
 
     assert words(text_of(collect(job)[-1])) == WORDS  # not stopped
 

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import LLMResult
 from langchain_openai.chat_models.base import (
@@ -26,6 +25,7 @@ from langchain_openai.chat_models.base import (
     _convert_message_to_dict,
 )
 
+from agent.callbacks import ModelEvents
 from agent.debug.scrub import Scrubber
 
 MAX_CALLS = 50  # per turn; later calls are counted in dropped_calls (the backend's bound too)
@@ -148,21 +148,9 @@ def _response(result: LLMResult) -> dict[str, Any]:
     }
 
 
-class CallRecorder(AsyncCallbackHandler):
-    """Collects this turn's model calls in the order they started.
-
-    It hears model events only: a turn has dozens of chain events (every graph node and
-    middleware step), each one an awaited no-op per handler otherwise. Inline: LangChain
-    otherwise wraps each event of a handler that is not (every streamed token) in a task of its
-    own, gathered; its methods never wait on anything.
-    """
-
-    run_inline = True
-    ignore_chain = True
-    ignore_agent = True
-    ignore_retriever = True
-    ignore_retry = True
-    ignore_custom_event = True
+class CallRecorder(ModelEvents):
+    """Collects this turn's model calls in the order they started (model events only, inline:
+    agent/callbacks.py)."""
 
     def __init__(self) -> None:
         super().__init__()

@@ -13,10 +13,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 import openai
-from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import LLMResult
 
+from agent.callbacks import ModelEvents
 from agent.errors import UsageLimit
 from agent.usage.estimate import chars_of, tokens_of_chars
 
@@ -135,16 +135,8 @@ def _output_chars(response: LLMResult) -> int:
     return total
 
 
-class Counter(AsyncCallbackHandler):
-    """Counts every chat-model call of the run; never raises into the run. Inline (no task per
-    streamed token, as for the debug recorder); it hears model events only."""
-
-    run_inline = True
-    ignore_chain = True
-    ignore_agent = True
-    ignore_retriever = True
-    ignore_retry = True
-    ignore_custom_event = True
+class Counter(ModelEvents):
+    """Counts every chat-model call of the run; never raises into the run."""
 
     def __init__(self, meter: Meter) -> None:
         super().__init__()
@@ -178,16 +170,10 @@ class Counter(AsyncCallbackHandler):
             call.ended = True
 
 
-class Guard(AsyncCallbackHandler):
+class Guard(ModelEvents):
     """Refuses the next model call once the budget is reached (the run stops with USAGE_LIMIT)."""
 
     raise_error = True
-    run_inline = True
-    ignore_chain = True
-    ignore_agent = True
-    ignore_retriever = True
-    ignore_retry = True
-    ignore_custom_event = True
 
     def __init__(self, meter: Meter) -> None:
         super().__init__()

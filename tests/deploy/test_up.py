@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from agent_chat import gateway
-from tests.conftest import AGENT_CLIENT_SECRET, PASSWORDS, TEST_JWT_SECRET
+from tests.conftest import PASSWORDS
 from tests.support import db
 from tests.support.processes import free_port
 
@@ -28,24 +28,18 @@ OPEN = re.compile(r"open (http://\S+?)/ in a browser")
 
 
 @pytest.fixture()
-def up_env(tmp_path: Path) -> Iterator[dict[str, str]]:
+def up_env(backend_env: dict[str, str], tmp_path: Path) -> Iterator[dict[str, str]]:
+    """The suite's environment on a database of its own, new (`up` migrates and seeds it, and
+    its two agents create the checkpointer's tables side by side)."""
     admin = db.server_url()
     url = db.create_database(admin)
     try:
         yield {
             **os.environ,
-            "PYTHONUNBUFFERED": "1",
-            "ENV": "development",
+            **backend_env,
             "DATABASE_URL": url,
             "DATA_DIR": str(tmp_path / "data"),
-            "JWT_SECRET": TEST_JWT_SECRET,
-            "AGENT_CLIENT_ID": "agent-chat",
-            "AGENT_CLIENT_SECRET": AGENT_CLIENT_SECRET,
-            "SEED_ADMIN_PASSWORD": PASSWORDS["admin"],
-            "SEED_EDITOR_PASSWORD": PASSWORDS["editor"],
-            "SEED_VIEWER_PASSWORD": PASSWORDS["viewer"],
-            "LOG_LEVEL": "WARNING",
-            "RETENTION__ENABLED": "false",
+            "PYTHONUNBUFFERED": "1",
         }
     finally:
         db.drop_database(admin, url)

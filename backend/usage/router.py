@@ -6,13 +6,12 @@ import uuid
 from datetime import date, timedelta
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 
 from backend.deps import Admin, AgentPrincipal, CurrentPrincipal, SessionDep
 from backend.errors import Unprocessable, responses
 from backend.usage import service
 from backend.usage.schemas import (
-    AdminUsageItem,
     AdminUsagePage,
     BudgetUpdate,
     UsageMe,
@@ -43,15 +42,15 @@ async def admin_usage(
     group_by: Annotated[service.GroupBy, Query()] = "user",
     from_: Annotated[date | None, Query(alias="from", description="First UTC day")] = None,
     to: Annotated[date | None, Query(description="Last UTC day (included)")] = None,
-) -> AdminUsagePage:
+) -> Response:
     """Every user's usage per user, per user and day, or per user and model (admin); the last
     30 days by default."""
     end = to or service.today()
     start = from_ or end - timedelta(days=29)
     if start > end or (end - start).days >= MAX_RANGE_DAYS:
         raise Unprocessable(f"from must be before to, at most {MAX_RANGE_DAYS} days apart")
-    items = await service.admin_usage(session=session, group_by=group_by, start=start, end=end)
-    return AdminUsagePage(items=[AdminUsageItem.model_validate(i) for i in items])
+    page = await service.admin_usage(session=session, group_by=group_by, start=start, end=end)
+    return Response(content=page, media_type="application/json")  # AdminUsagePage's JSON
 
 
 @router.put(

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from backend.usage.schemas import AdminUsageItem
 from tests.backend.support import Person, audit_rows, scalar
 
 WRITE = "/api/agent/usage"
@@ -85,6 +86,14 @@ def test_recorded_calls_add_up_in_my_page_the_conversation_and_the_admin_view(ap
     assert by_model == {"fake-model": (200, 10, 210, 2), "other": (10, 2, 12, 1)}
     [by_day] = admin_item(api, as_user, person, "day")
     assert by_day["day"] == me["by_day"][-1]["day"] and totals(by_day) == (210, 12, 222, 3)
+    # Every item has the schema's fields; those of another grouping are null.
+    fields = set(AdminUsageItem.model_fields)
+    assert set(by_user) == set(by_day) == fields
+    assert (by_user["day"], by_user["model"], by_user["daily_tokens"]) == (None, None, None)
+    assert (by_day["model"], by_day["daily_tokens"], by_day["user_id"]) == (None, None, person.id)
+    assert all(
+        i["day"] is None and set(i) == fields for i in admin_item(api, as_user, person, "model")
+    )
 
 
 def test_a_write_retried_after_a_dropped_connection_counts_once(api, backend_url, sql, person):

@@ -73,11 +73,28 @@ export async function showArchived(archived: boolean): Promise<void> {
 }
 
 /** A new, empty conversation, opened. */
-export async function create(): Promise<rest.Conversation> {
-  const conversation = await rest.createConversation();
-  chat.list = [conversation, ...chat.list.filter((c) => c.id !== conversation.id)];
-  select(conversation.id);
-  return conversation;
+let creating: Promise<rest.Conversation> | null = null;
+
+/** A new conversation, selected. While one is being created, that one: a "New conversation"
+ * click followed at once by Send (or a second click) gives one conversation, and the message
+ * goes into the conversation the view ends on, never into one the view then leaves. */
+export function create(): Promise<rest.Conversation> {
+  creating ??= (async () => {
+    try {
+      const conversation = await rest.createConversation();
+      chat.list = [conversation, ...chat.list.filter((c) => c.id !== conversation.id)];
+      select(conversation.id);
+      return conversation;
+    } finally {
+      creating = null;
+    }
+  })();
+  return creating;
+}
+
+/** The conversation being created, if a creation is under way. */
+export function beingCreated(): Promise<rest.Conversation> | null {
+  return creating;
 }
 
 export async function archive(id: string): Promise<void> {

@@ -203,11 +203,6 @@ def standing_of(row: Any) -> dict[str, Any]:
     }
 
 
-async def standing(*, session: AsyncSession, user_id: uuid.UUID) -> dict[str, Any]:
-    """Tokens today, the daily budget and when the day resets (one statement)."""
-    return standing_of((await session.execute(select(*standing_columns(user_id)))).one())
-
-
 async def conversation_usage(
     *, session: AsyncSession, conversation_id: uuid.UUID
 ) -> dict[str, int]:

@@ -4,7 +4,9 @@ Creates its own database (TEST_DATABASE_URL's server, or the embedded one), migr
 it, bulk-loads 1,000,000 `usage_calls` rows with COPY (500 users, 90 days, 3 models; the demo
 viewer has 200 conversations) and builds the rollups from them with the sums the write path
 keeps, starts the backend and prints p50/p95 of `GET /api/usage/me`, of one conversation and
-of `GET /api/admin/usage` per grouping, and of a 10-call write. Target: p95 <= 25 ms.
+of `GET /api/admin/usage` per grouping (its first page of 500 items in the default order; a
+later page and the browser's order by total are shown too), and of a 10-call write. Target:
+p95 <= 25 ms.
 
     uv run python bench/usage_queries.py [--requests 200] [--rows 1000000]
 """
@@ -150,6 +152,14 @@ def report(base: str, cid: str, n: int, pid: int, env: dict[str, str]) -> int:
             "GET /api/admin/usage by model": lambda: client.get(
                 "/api/admin/usage", params={"group_by": "model"}, headers=ha
             ),
+            "  by day, 20th page": lambda: client.get(
+                "/api/admin/usage", params={"group_by": "day", "offset": 9500}, headers=ha
+            ),
+            "  by day, by total (the page's)": lambda: client.get(
+                "/api/admin/usage",
+                params={"group_by": "day", "sort": "total_tokens", "order": "desc"},
+                headers=ha,
+            ),
             "POST /api/agent/usage (10 calls)": write,
         }
         print(f"{n} requests per endpoint, sequential, one keep-alive connection\n")
@@ -157,7 +167,7 @@ def report(base: str, cid: str, n: int, pid: int, env: dict[str, str]) -> int:
         worst = 0.0
         for name, call in cases.items():
             p50, p95, top, cpu = measure(call, n, pid)
-            if name.startswith("GET"):
+            if name.startswith("GET"):  # the default pages; the indented rows are not the goal's
                 worst = max(worst, p95)
             print(f"{name:36} {p50:8.1f} {p95:8.1f} {top:8.1f} {cpu:8.2f}")
         verdict = "meets" if worst <= TARGET_P95_MS else "MISSES"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import date, timedelta
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Response
 
@@ -42,14 +42,35 @@ async def admin_usage(
     group_by: Annotated[service.GroupBy, Query()] = "user",
     from_: Annotated[date | None, Query(alias="from", description="First UTC day")] = None,
     to: Annotated[date | None, Query(description="Last UTC day (included)")] = None,
+    user_id: Annotated[uuid.UUID | None, Query(description="Only this user's items")] = None,
+    sort: Annotated[
+        service.SortKey | None,
+        Query(description="Order items by this column (then by the grouping's own keys)"),
+    ] = None,
+    order: Annotated[Literal["asc", "desc"], Query()] = "asc",
+    limit: Annotated[int, Query(ge=1, le=service.MAX_PAGE_LIMIT)] = service.PAGE_LIMIT,
+    offset: Annotated[int, Query(ge=0)] = 0,
 ) -> Response:
     """Every user's usage per user, per user and day, or per user and model (admin); the last
-    30 days by default."""
+    30 days by default. One page: `limit` items from `offset`, `total` items in all; by day or
+    model, then user name, unless `sort` names a column."""
     end = to or service.today()
     start = from_ or end - timedelta(days=29)
     if start > end or (end - start).days >= MAX_RANGE_DAYS:
         raise Unprocessable(f"from must be before to, at most {MAX_RANGE_DAYS} days apart")
-    page = await service.admin_usage(session=session, group_by=group_by, start=start, end=end)
+    if sort in {"day", "model"} and sort != group_by:
+        raise Unprocessable(f"sort={sort} needs group_by={sort}")
+    page = await service.admin_usage(
+        session=session,
+        group_by=group_by,
+        start=start,
+        end=end,
+        user_id=user_id,
+        sort=sort,
+        descending=order == "desc",
+        limit=limit,
+        offset=offset,
+    )
     return Response(content=page, media_type="application/json")  # AdminUsagePage's JSON
 
 

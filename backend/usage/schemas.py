@@ -50,6 +50,9 @@ class AdminUsageItem(UsageTokens):
 
 class AdminUsagePage(BaseModel):
     items: list[AdminUsageItem]
+    has_more: bool = Field(description="Items follow this page: ask from offset + limit")
+    offset: int
+    limit: int
 
 
 class BudgetUpdate(BaseModel):

@@ -17,6 +17,7 @@ from backend.usage.schemas import AdminUsageItem
 from tests.backend.support import Person, audit_rows, scalar
 
 WRITE = "/api/agent/usage"
+ADMIN = "/api/admin/usage"
 CONV = "/api/assistant/conversations"
 
 
@@ -55,9 +56,31 @@ def conversation(api, person: Person) -> str:
 
 
 def admin_item(api, as_user, person: Person, group_by: str = "user") -> list[dict[str, object]]:
-    response = api.get("/api/admin/usage", params={"group_by": group_by}, headers=as_user["admin"])
-    assert response.status_code == 200, response.text
-    return [i for i in response.json()["items"] if i["user_id"] == person.id]
+    """The person's items of the admin view: the whole view filtered here, and the same as the
+    server's own `user_id` filter gives."""
+    everyone = admin_pages(api, as_user, group_by=group_by)
+    mine = [i for i in everyone if i["user_id"] == person.id]
+    params = {"group_by": group_by, "user_id": person.id}
+    own = api.get(ADMIN, params=params, headers=as_user["admin"])
+    assert own.status_code == 200, own.text
+    assert own.json()["items"] == mine and own.json()["has_more"] is False
+    return mine
+
+
+def admin_pages(api, as_user, limit: int = 5000, **params: object) -> list[dict[str, object]]:
+    """Every item of an admin view, page after page of `limit` (each page checked)."""
+    items: list[dict[str, object]] = []
+    while len(items) < 100_000:  # an offset the server ignored would page forever
+        query = {**params, "limit": limit, "offset": len(items)}
+        response = api.get(ADMIN, params=query, headers=as_user["admin"])
+        assert response.status_code == 200, response.text
+        page = response.json()
+        assert (page["offset"], page["limit"]) == (len(items), limit)
+        assert len(page["items"]) <= limit and (len(page["items"]) == limit or not page["has_more"])
+        items += page["items"]
+        if not page["has_more"]:
+            return items
+    raise AssertionError("the admin view never ends")
 
 
 def test_recorded_calls_add_up_in_my_page_the_conversation_and_the_admin_view(api, as_user, person):
@@ -94,6 +117,59 @@ def test_recorded_calls_add_up_in_my_page_the_conversation_and_the_admin_view(ap
     assert all(
         i["day"] is None and set(i) == fields for i in admin_item(api, as_user, person, "model")
     )
+
+
+def test_the_admin_view_pages_in_the_order_asked_with_no_item_twice_or_lost(api, as_user, new_user):
+    people = [new_user("viewer", prefix="paged") for _ in range(3)]
+    for n, person in enumerate(people):  # 1,000 / 2,000 / 3,000 tokens, two models each
+        cid = conversation(api, person)
+        calls = [call(cid, uuid.uuid4().hex, 400 * (n + 1), 100 * (n + 1))]
+        calls.append(call(cid, uuid.uuid4().hex, 400 * (n + 1), 100 * (n + 1), model="other"))
+        assert api.post(WRITE, json={"calls": calls}, headers=person.agent).status_code == 200
+    ids = {p.id for p in people}
+    for group_by in ("user", "day", "model"):
+        whole = admin_pages(api, as_user, group_by=group_by)
+        # pages of 2 in the default order: the same items in the same order
+        assert admin_pages(api, as_user, limit=2, group_by=group_by) == whole
+        if group_by != "user":  # by day or model first, then by name
+            key = str(group_by)
+            assert [(i[key], i["username"]) for i in whole] == sorted(
+                (i[key], i["username"]) for i in whole
+            )
+        by_total = admin_pages(
+            api, as_user, limit=3, group_by=group_by, sort="total_tokens", order="desc"
+        )
+        assert sorted(map(json.dumps, by_total)) == sorted(map(json.dumps, whole))
+        totals_desc = [int(i["total_tokens"]) for i in by_total]  # type: ignore[call-overload]
+        assert totals_desc == sorted(totals_desc, reverse=True)
+        ours = [i["username"] for i in by_total if i["user_id"] in ids]
+        each = 2 if group_by == "model" else 1  # by model: a row for each of the two models
+        assert ours == [p.username for p in reversed(people) for _ in range(each)]
+    by_name = admin_pages(api, as_user, group_by="user", sort="username", order="desc")
+    names = [str(i["username"]) for i in by_name]
+    assert names == sorted(names, reverse=True)
+    past = api.get(ADMIN, params={"offset": 10**6}, headers=as_user["admin"])
+    assert past.status_code == 200 and past.json()["items"] == [] and not past.json()["has_more"]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"group_by": "user", "sort": "day"},  # a column of another grouping
+        {"group_by": "day", "sort": "model"},
+        {"sort": "password_hash"},
+        {"order": "sideways"},
+        {"limit": 0},
+        {"limit": 5001},
+        {"offset": -1},
+        {"user_id": "not-a-uuid"},
+    ],
+)
+def test_a_bad_page_request_is_a_422_that_names_the_parameter(api, as_user, params):
+    response = api.get(ADMIN, params=params, headers=as_user["admin"])
+    assert response.status_code == 422, response.text
+    named = {"group_by": "sort"}.get(next(iter(params)), next(iter(params)))
+    assert named in response.text
 
 
 def test_a_write_retried_after_a_dropped_connection_counts_once(api, backend_url, sql, person):

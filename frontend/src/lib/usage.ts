@@ -1,24 +1,13 @@
-// Usage tables: sorting and the CSV export (pure functions; the page renders them).
+// Usage tables: their columns and the CSV export (pure functions; the server sorts and pages).
 
-import type { AdminUsageItem, UsageGroup } from "./api/rest";
+import type { AdminUsageItem, UsageGroup, UsageSortKey } from "./api/rest";
 
-export type SortKey = "username" | "day" | "model" | "input_tokens" | "output_tokens" | "total_tokens" | "model_calls";
+export type SortKey = UsageSortKey;
 
 /** The columns of the admin table for a grouping, in order. */
 export function columns(group: UsageGroup): SortKey[] {
   const key: SortKey[] = group === "day" ? ["day"] : group === "model" ? ["model"] : [];
   return ["username", ...key, "input_tokens", "output_tokens", "total_tokens", "model_calls"];
-}
-
-/** A sorted copy; text columns compare as text, the others as numbers. */
-export function sortItems(items: AdminUsageItem[], key: SortKey, descending: boolean): AdminUsageItem[] {
-  const sign = descending ? -1 : 1;
-  return [...items].sort((a, b) => {
-    const x = a[key] ?? "";
-    const y = b[key] ?? "";
-    const order = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
-    return sign * order;
-  });
 }
 
 function cell(value: unknown): string {

@@ -155,14 +155,42 @@ export async function myUsage(days = 30): Promise<UsageMe> {
   return unwrap(await http.GET("/api/usage/me", { params: { query: { days } } }));
 }
 
-/** Every user's usage grouped by user, day or model (admin). */
-export async function adminUsage(
+export type AdminUsagePage = Schemas["AdminUsagePage"];
+export type UsageSortKey =
+  | "username"
+  | "day"
+  | "model"
+  | "input_tokens"
+  | "output_tokens"
+  | "total_tokens"
+  | "model_calls";
+export interface AdminUsageQuery {
+  from?: string;
+  to?: string;
+  sort?: UsageSortKey;
+  order?: "asc" | "desc";
+  offset?: number;
+  limit?: number;
+}
+
+/** One page of everyone's usage grouped by user, day or model (admin), sorted by the server. */
+export async function adminUsage(group_by: UsageGroup, query: AdminUsageQuery = {}): Promise<AdminUsagePage> {
+  const params = Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined && v !== ""));
+  return unwrap(await http.GET("/api/admin/usage", { params: { query: { group_by, ...params } } }));
+}
+
+/** Every page of a grouping (for the CSV export), `limit` items a request. */
+export async function adminUsageAll(
   group_by: UsageGroup,
-  from?: string,
-  to?: string,
+  query: AdminUsageQuery = {},
+  limit = 5000,
 ): Promise<AdminUsageItem[]> {
-  const query = { group_by, ...(from ? { from } : {}), ...(to ? { to } : {}) };
-  return unwrap(await http.GET("/api/admin/usage", { params: { query } })).items;
+  const items: AdminUsageItem[] = [];
+  for (let offset = 0; ; offset += limit) {
+    const page = await adminUsage(group_by, { ...query, offset, limit });
+    items.push(...page.items);
+    if (!page.has_more) return items;
+  }
 }
 
 /** Set (or, with null, remove) a user's daily token budget (admin). */

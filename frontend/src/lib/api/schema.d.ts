@@ -14,7 +14,8 @@ export interface paths {
         /**
          * Admin Usage
          * @description Every user's usage per user, per user and day, or per user and model (admin); the last
-         *     30 days by default.
+         *     30 days by default. One page: `limit` items from `offset`, `total` items in all; by day or
+         *     model, then user name, unless `sort` names a column.
          */
         get: operations["admin_usage_api_admin_usage_get"];
         put?: never;
@@ -1131,8 +1132,17 @@ export interface components {
         };
         /** AdminUsagePage */
         AdminUsagePage: {
+            /**
+             * Has More
+             * @description Items follow this page: ask from offset + limit
+             */
+            has_more: boolean;
             /** Items */
             items: components["schemas"]["AdminUsageItem"][];
+            /** Limit */
+            limit: number;
+            /** Offset */
+            offset: number;
         };
         /** ArticleList */
         ArticleList: {
@@ -2894,8 +2904,15 @@ export interface operations {
                 /** @description First UTC day */
                 from?: string | null;
                 group_by?: "user" | "day" | "model";
+                limit?: number;
+                offset?: number;
+                order?: "asc" | "desc";
+                /** @description Order items by this column (then by the grouping's own keys) */
+                sort?: ("username" | "day" | "model" | "input_tokens" | "output_tokens" | "total_tokens" | "model_calls") | null;
                 /** @description Last UTC day (included) */
                 to?: string | null;
+                /** @description Only this user's items */
+                user_id?: string | null;
             };
             header?: {
                 "X-On-Behalf-Of"?: string | null;

@@ -130,6 +130,13 @@ async def main_async(runs: int) -> None:
                 ]
                 return [str(m.json()["id"]) for m in made]
 
+            # A replica that has served before: one attach each to an idle conversation
+            # (NO_ACTIVE_RUN), so that the first timed attach on B does not pay B's first
+            # Gradio job, token check and backend connection.
+            for where in (a, b):
+                [idle] = await conversations(1)
+                await stream(http, where, headers, index, idle, "attach")
+
             # 1. attach to first value, local and relayed
             for name, where in (("local (A)", a), ("relayed (B)", b)):
                 ids = await conversations(runs)

@@ -13,6 +13,7 @@ from typing import Any
 
 REDACTED = "[redacted]"
 MIN_SECRET_CHARS = 8  # shorter "secrets" would redact ordinary words
+MEMO_SIZE = 4096  # strings remembered per scrubber (one run's record)
 JWT = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
 BEARER = re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{8,}")
 API_KEY = re.compile(r"\bsk-[A-Za-z0-9_-]{16,}")
@@ -40,8 +41,19 @@ class Scrubber:
     def __init__(self, secrets: Iterable[str | None]) -> None:
         found = {s for s in secrets if s and len(s) >= MIN_SECRET_CHARS}
         self.secrets = sorted(found, key=len, reverse=True)  # a longer one may contain another
+        # A run's model calls repeat most of their strings (the system prompt, every tool's
+        # schema, the history so far, every key): each is scanned once.
+        self._memo: dict[str, str] = {}
 
     def text(self, value: str) -> str:
+        done = self._memo.get(value)
+        if done is None:
+            done = self._text(value)
+            if len(self._memo) < MEMO_SIZE:
+                self._memo[value] = done
+        return done
+
+    def _text(self, value: str) -> str:
         for secret in self.secrets:
             if secret in value:
                 value = value.replace(secret, REDACTED)

@@ -28,7 +28,7 @@ from agent.runs import internal
 from agent.runs.cancel import CancelMarker, Cancels
 from agent.tools.registry import build_tools
 from agent.usage import usage_hooks
-from agent_chat import observability
+from agent_chat import heap, observability
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +133,7 @@ def build_app(settings: Settings) -> FastAPI:
                 cancels=cancels,
             )
             await _warm_up(client)
+            heap.settle()  # what start-up built lives as long as the process
             if note := model_note(settings):
                 log.warning("LLM_API_BASE is unset: using the %s", note)
             try:
@@ -180,6 +181,7 @@ def main(host: str, port: int, settings: Settings | None = None) -> None:
     """Run the agent with uvicorn."""
     settings = settings or Settings()
     app = build_app(settings)
+    heap.serving()
     uvicorn.run(
         app,
         host=host,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agent_chat import evaluate, frontend, gateway, observability
+from agent_chat import evaluate, frontend, gateway, heap, observability
 from backend.config import Settings
 from backend.pgembed import resolve_database_url
 
@@ -58,6 +58,7 @@ def cmd_backend(args: argparse.Namespace) -> int:
     settings = _settings()
     settings.database_url = _database_url(settings)
     app = create_app(settings)
+    heap.serving()
     uvicorn.run(
         app,
         host=args.host,

@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request
 from sqlalchemy import text
 
+from agent_chat import heap
 from backend import db, telemetry
 from backend.audit.router import router as audit_router
 from backend.auth.router import router as auth_router
@@ -65,6 +66,7 @@ def create_app(settings: Settings) -> FastAPI:
             if settings.retention.enabled
             else None
         )
+        heap.settle()  # what start-up built lives as long as the process
         try:
             yield
         finally:

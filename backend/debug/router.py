@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path
 
 from backend.debug import service
-from backend.debug.schemas import DebugRecordRead, DebugRecordWrite
+from backend.debug.schemas import DebugRecordRead, DebugRecordStored, DebugRecordWrite
 from backend.deps import AgentPrincipal, CurrentPrincipal, SessionDep
 from backend.errors import responses
 
@@ -25,11 +25,12 @@ async def get(
 
 
 @router.put(
-    "/{message_id}", response_model=DebugRecordRead, responses=responses(401, 403, 404, 422)
+    "/{message_id}", response_model=DebugRecordStored, responses=responses(401, 403, 404, 422)
 )
 async def put(
     message_id: MessageId, body: DebugRecordWrite, principal: AgentPrincipal, session: SessionDep
-) -> DebugRecordRead:
-    """Store the turn's calls (agent service, on behalf of the conversation's owner)."""
-    record = await service.put(session=session, actor=principal, message_id=message_id, data=body)
-    return DebugRecordRead.model_validate(record)
+) -> DebugRecordStored:
+    """Store the turn's calls (agent service, on behalf of the conversation's owner); answered
+    with a receipt, not the record (`GET` reads it)."""
+    stored = await service.put(session=session, actor=principal, message_id=message_id, data=body)
+    return DebugRecordStored.model_validate(stored)

@@ -6,7 +6,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 MAX_CALLS = 50  # model calls kept per turn; the agent counts the rest in dropped_calls
 MAX_RECORD_BYTES = 2_000_000  # JSON size of one record, as written by the agent
@@ -47,13 +47,28 @@ class DebugCall(BaseModel):
 class DebugRecordWrite(BaseModel):
     calls: list[DebugCall] = Field(max_length=MAX_CALLS)
     dropped_calls: int = Field(default=0, ge=0, description="Calls past the bounds, not kept")
+    _values: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="after")
     def _bounded(self) -> DebugRecordWrite:
-        size = len(json.dumps(self.model_dump(mode="json")).encode())
+        self._values = self.model_dump(mode="json")
+        size = len(json.dumps(self._values).encode())
         if size > MAX_RECORD_BYTES:
             raise ValueError(f"the record is {size} bytes of JSON; at most {MAX_RECORD_BYTES}")
         return self
+
+    def values(self) -> dict[str, Any]:
+        """The columns to store: the JSON form the size check already made."""
+        return self._values or self.model_dump(mode="json")
+
+
+class DebugRecordStored(BaseModel):
+    """What the agent's write is answered with: the record is not sent back (it can be 2 MB)."""
+
+    message_id: int
+    calls: int = Field(description="Model calls stored")
+    dropped_calls: int
+    created_at: datetime
 
 
 class DebugRecordRead(BaseModel):

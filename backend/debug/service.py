@@ -5,6 +5,8 @@ Someone else's message (or an unknown one) is NotFound, as for conversations.
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -38,19 +40,24 @@ async def get(*, session: AsyncSession, actor: Principal, message_id: int) -> De
 
 async def put(
     *, session: AsyncSession, actor: Principal, message_id: int, data: DebugRecordWrite
-) -> DebugRecord:
-    """Create or replace the record of an assistant message of the actor's conversation."""
+) -> dict[str, Any]:
+    """Create or replace the record of an assistant message of the actor's conversation; its
+    receipt (`DebugRecordStored`), not the record."""
     message = await _own_message(session, actor, message_id)
     if message.role != "assistant":
         raise Unprocessable("Only an assistant message has a debug record", code="NOT_ASSISTANT")
-    values = data.model_dump(mode="json")
+    values = data.values()
     statement = (
         insert(DebugRecord)
         .values(message_id=message_id, **values)
         .on_conflict_do_update(index_elements=[DebugRecord.message_id], set_=values)
-        .returning(DebugRecord)
+        .returning(DebugRecord.created_at)
     )
-    record = await session.scalar(statement, execution_options={"populate_existing": True})
+    created_at = await session.scalar(statement)
     await session.commit()
-    assert record is not None  # RETURNING of an upsert always has the row
-    return record
+    return {
+        "message_id": message_id,
+        "calls": len(values["calls"]),
+        "dropped_calls": values["dropped_calls"],
+        "created_at": created_at,
+    }

@@ -58,6 +58,10 @@ def test_the_agent_writes_a_record_and_only_its_owner_reads_it(api, as_user, as_
     _, _, answer = turn(api, as_agent["editor"])
     written = api.put(f"{BASE}/{answer}", json={"calls": [call()]}, headers=as_agent["editor"])
     assert written.status_code == 200, written.text
+    # a receipt, not the record sent back (a record can be 2 MB)
+    receipt = written.json()
+    assert set(receipt) == {"message_id", "calls", "dropped_calls", "created_at"}
+    assert (receipt["message_id"], receipt["calls"], receipt["dropped_calls"]) == (answer, 1, 0)
 
     mine = api.get(f"{BASE}/{answer}", headers=as_user["editor"])
 
@@ -89,9 +93,13 @@ def test_an_unknown_message_or_one_without_a_record_is_404(api, as_user, as_agen
 def test_a_record_is_written_again_in_place_and_goes_with_its_message(api, as_user, as_agent, sql):
     cid, _, answer = turn(api, as_agent["editor"])
     path = f"{BASE}/{answer}"
-    assert api.put(path, json={"calls": [call("one")]}, headers=as_agent["editor"]).is_success
+    first = api.put(path, json={"calls": [call("one")]}, headers=as_agent["editor"])
+    assert first.is_success, first.text
     again = {"calls": [call("one"), call("two")], "dropped_calls": 3}
-    assert api.put(path, json=again, headers=as_agent["editor"]).is_success
+    second = api.put(path, json=again, headers=as_agent["editor"])
+    assert second.is_success, second.text
+    assert (second.json()["calls"], second.json()["dropped_calls"]) == (2, 3)
+    assert second.json()["created_at"] == first.json()["created_at"]  # the same row, replaced
 
     body = api.get(path, headers=as_user["editor"]).json()
 

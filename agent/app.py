@@ -167,6 +167,10 @@ def build_app(settings: Settings) -> FastAPI:
         show_error=False,
         max_file_size=settings.agent.max_file_bytes + UPLOAD_SLACK_BYTES,
         footer_links=[],
+        # Gradio 6 records every finished call for its run-history page (/gradio_api/runs),
+        # and uploads it to a Hugging Face bucket a request names in a header when a token
+        # resolves: none of it is ours to serve, and it cost a write per call.
+        run_history=False,
     )
     app.include_router(
         internal.router(settings, lambda: holder.runner.live if holder.runner else None)

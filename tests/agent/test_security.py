@@ -151,3 +151,13 @@ def test_the_jwt_never_reaches_the_llm_or_the_checkpoint_tables(
     assert sql.execute("select count(*) from checkpoints where thread_id = %s", (cid,)).fetchone()[
         0
     ]
+
+
+def test_gradio_run_history_is_off_so_no_call_is_recorded_or_served(agent_url, tokens):
+    """Gradio 6 records finished calls for a run-history page and can upload them to a bucket
+    a request names in a header: off, the page is not there even with a valid token."""
+    headers = {"Authorization": f"Bearer {tokens['viewer']}"}
+    with httpx.Client(base_url=agent_url + GRADIO, headers=headers, timeout=10) as client:
+        config = client.get("/config")
+        assert config.status_code == 200 and config.json()["run_history"] is False
+        assert client.get("/gradio_api/runs").status_code == 404

@@ -742,7 +742,8 @@ export interface paths {
         get: operations["get_api_debug__message_id__get"];
         /**
          * Put
-         * @description Store the turn's calls (agent service, on behalf of the conversation's owner).
+         * @description Store the turn's calls (agent service, on behalf of the conversation's owner); answered
+         *     with a receipt, not the record (`GET` reads it).
          */
         put: operations["put_api_debug__message_id__put"];
         post?: never;
@@ -1840,6 +1841,26 @@ export interface components {
         DebugRecordRead: {
             /** Calls */
             calls: components["schemas"]["DebugCall"][];
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Dropped Calls */
+            dropped_calls: number;
+            /** Message Id */
+            message_id: number;
+        };
+        /**
+         * DebugRecordStored
+         * @description What the agent's write is answered with: the record is not sent back (it can be 2 MB).
+         */
+        DebugRecordStored: {
+            /**
+             * Calls
+             * @description Model calls stored
+             */
+            calls: number;
             /**
              * Created At
              * Format: date-time
@@ -5527,7 +5548,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DebugRecordRead"];
+                    "application/json": components["schemas"]["DebugRecordStored"];
                 };
             };
             /** @description UNAUTHORIZED */

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -67,15 +68,39 @@ def bearer_token(headers: Mapping[str, str]) -> str | None:
     return None
 
 
+# Tokens already verified: a turn shows the same user JWT three times (the queue's join, its
+# event stream, the run). A token's signature and claims never change, so a hit only checks the
+# expiry again; the secret is part of the key (another secret verifies nothing cached).
+_VERIFIED: dict[tuple[str, str], tuple[User, float]] = {}
+VERIFIED_MAX = 4096
+
+
 def verify_user(settings: Settings, token: str | None) -> User:
     """Check signature (HS256 only), expiry, issuer, audience and `typ == "user"`."""
     if not token:
         raise AuthError("Sign in: a bearer token is required")
     assert settings.jwt_secret is not None
+    secret = settings.jwt_secret.get_secret_value()
+    key = (secret, token)
+    known = _VERIFIED.get(key)
+    if known is not None:
+        user, expires = known
+        if expires > time.time():
+            return user
+        del _VERIFIED[key]
+        raise AuthError("Your session has expired: sign in again", Code.TOKEN_EXPIRED)
+    user, expires = _decode(settings, secret, token)
+    if len(_VERIFIED) >= VERIFIED_MAX:
+        del _VERIFIED[next(iter(_VERIFIED))]  # the oldest entry
+    _VERIFIED[key] = (user, expires)
+    return user
+
+
+def _decode(settings: Settings, secret: str, token: str) -> tuple[User, float]:
     try:
         claims = jwt.decode(
             token,
-            settings.jwt_secret.get_secret_value(),
+            secret,
             algorithms=["HS256"],
             audience=settings.jwt.audience,
             issuer=settings.jwt.issuer,
@@ -89,7 +114,8 @@ def verify_user(settings: Settings, token: str | None) -> User:
     if claims.get("typ") != "user" or not isinstance(sub, str) or not isinstance(roles, list):
         raise AuthError("A user token is required")
     username = claims.get("username") or claims.get("name") or sub
-    return User(user_id=sub, roles=tuple(str(r) for r in roles), token=token, username=username)
+    user = User(user_id=sub, roles=tuple(str(r) for r in roles), token=token, username=username)
+    return user, float(claims["exp"])
 
 
 def _is_page(path: str) -> bool:

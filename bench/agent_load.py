@@ -257,7 +257,8 @@ def _profiled(target: Target, level: int, folder: Path | None) -> Iterator[None]
     for label, pid in target.pids.items():
         if label.startswith("agent"):
             out = folder / f"{target.name}-x{level}-{label}.txt"
-            command = [PY_SPY, "record", "--format", "raw", "-r", "50", "-p", str(pid)]
+            rate = os.environ.get("BENCH_PROFILE_HZ", "50")  # py-spy's samples a second
+            command = [PY_SPY, "record", "--format", "raw", "-r", rate, "-p", str(pid)]
             spies.append(
                 subprocess.Popen(
                     [*command, "-o", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT

@@ -20,6 +20,8 @@ from agent.config import Settings
 from agent.context import Context
 from agent.errors import Code
 
+READ_RETRY_WAIT_S = 0.2  # a read that found no connection is sent again after this, then 0.4
+
 
 class BackendError(Exception):
     """A non-2xx answer (or no answer) from the backend, parsed from its error envelope."""
@@ -137,7 +139,14 @@ class BackendClient:
     ) -> httpx.Response:
         """Send once (reads: with retries on connection failures); transport errors mapped."""
         try:
-            return await (_retrying()(send) if method.upper() == "GET" else send())
+            try:
+                return await send()
+            except httpx.TransportError:
+                if method.upper() != "GET":
+                    raise
+            # A read that found no connection: again, with the policy built only now.
+            await asyncio.sleep(READ_RETRY_WAIT_S)
+            return await _retrying()(send)
         except httpx.TimeoutException as exc:
             raise BackendError(
                 504, Code.BACKEND_TIMEOUT, "The backend did not answer in time"
@@ -185,8 +194,8 @@ class BackendClient:
 def _retrying() -> AsyncRetrying:
     """A retry policy for one read (its state is per call; writes skip it, they never retry)."""
     return AsyncRetrying(
-        stop=stop_after_attempt(3),
-        wait=wait_exponential(multiplier=0.2, max=2),
+        stop=stop_after_attempt(2),  # after the first try, made without it
+        wait=wait_exponential(multiplier=READ_RETRY_WAIT_S * 2, max=2),
         retry=retry_if_exception_type(httpx.TransportError),
         reraise=True,
     )

@@ -8,6 +8,8 @@ restarts, a timeout) may or may not have been stored: sent again with the same
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
 from typing import Any
 
@@ -18,6 +20,7 @@ from agent.context import Context
 
 HEADER = "Idempotency-Key"
 WAIT_S = 30.0  # how long a write waits for a backend (or database) that is restarting
+FIRST_WAIT_S = 0.2  # then twice as long each time, up to 2 s
 RETRIED = frozenset({502, 503, 504})  # unreachable, answer lost, STORE_UNAVAILABLE, timeout
 
 
@@ -43,9 +46,16 @@ async def send(
     """Send one write with its idempotency key, again while the backend is away (up to
     `wait_s`); the last BackendError when it stays away or refuses the write."""
     headers = {HEADER: key or new_key()}
+    started = time.monotonic()
+    try:  # most writes land at once: the retry policy is built only for one that did not
+        return await client.call(context, method, path, json=json, headers=headers, timeout=timeout)
+    except BackendError as exc:
+        if not retryable(exc) or wait_s <= FIRST_WAIT_S:
+            raise
+    await asyncio.sleep(FIRST_WAIT_S)
     retrying = AsyncRetrying(
-        stop=stop_after_delay(wait_s),
-        wait=wait_exponential(multiplier=0.2, max=2),
+        stop=stop_after_delay(max(0.0, wait_s - (time.monotonic() - started))),
+        wait=wait_exponential(multiplier=FIRST_WAIT_S * 2, max=2),
         retry=retry_if_exception(retryable),
         reraise=True,
     )

@@ -48,9 +48,22 @@ def sync_url(database_url: str) -> URL:
     return make_url(database_url).set(drivername="postgresql+psycopg")
 
 
-def create_engine(database_url: str, *, pool_size: int = 10) -> AsyncEngine:
+# Connections kept open between requests. A burst past the kept ones opens "overflow"
+# connections, closed again when returned: each a new Postgres server process, a TLS handshake
+# where the server offers it, and asyncpg's type introspection, a few milliseconds of this
+# process's CPU apiece. Agent runs arrive in bursts (a lease, a history row, a tool call each),
+# so the kept pool covers a burst of 25 runs; Postgres' default 100 connections still fit two
+# backends at their peak and the agents' checkpoint pools.
+POOL_SIZE = 25
+POOL_OVERFLOW = 5
+
+
+def create_engine(database_url: str, *, pool_size: int = POOL_SIZE) -> AsyncEngine:
     return create_async_engine(
-        async_url(database_url), pool_size=pool_size, max_overflow=10, pool_pre_ping=True
+        async_url(database_url),
+        pool_size=pool_size,
+        max_overflow=POOL_OVERFLOW,
+        pool_pre_ping=True,
     )
 
 

@@ -130,12 +130,16 @@ async def main_async(runs: int) -> None:
                 ]
                 return [str(m.json()["id"]) for m in made]
 
-            # A replica that has served before: one attach each to an idle conversation
-            # (NO_ACTIVE_RUN), so that the first timed attach on B does not pay B's first
-            # Gradio job, token check and backend connection.
+            # Replicas that have served before: a burst of attaches to idle conversations
+            # (NO_ACTIVE_RUN) on each, as many as the timed burst, so that the timed attaches
+            # do not pay what a just-started stack pays once: each process's first Gradio job
+            # and token check, and the connections a burst opens (the replica's to the backend,
+            # the backend's to Postgres: a new Postgres connection is a new server process).
+            idle = await conversations(runs)
             for where in (a, b):
-                [idle] = await conversations(1)
-                await stream(http, where, headers, index, idle, "attach")
+                await asyncio.gather(
+                    *(stream(http, where, headers, index, cid, "attach") for cid in idle)
+                )
 
             # 1. attach to first value, local and relayed
             for name, where in (("local (A)", a), ("relayed (B)", b)):

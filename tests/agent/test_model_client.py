@@ -1,0 +1,134 @@
+"""The agent's model client (agent/graph.py `build_model`) keeps each streamed chunk as the
+provider's JSON instead of building the SDK's chunk models: what ChatOpenAI makes of a stream
+must be exactly what it makes with the SDK's own client, for text, tool calls split across
+chunks, usage, and a stream that breaks."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import openai
+import pytest
+from langchain_core.messages import AIMessageChunk, HumanMessage
+from langchain_openai import ChatOpenAI
+from pydantic import SecretStr
+
+from agent.config import Settings
+from agent.graph import ChunkDicts, build_model
+from tests.fakes.llm_server import FakeLLM
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_dashboard",
+            "description": "One dashboard",
+            "parameters": {
+                "type": "object",
+                "properties": {"dashboard_id": {"type": "integer"}},
+                "required": ["dashboard_id"],
+            },
+        },
+    }
+]
+
+
+def _sdk_model(settings: Settings) -> ChatOpenAI:
+    """ChatOpenAI as the library builds it, with the SDK's chunk models."""
+    return ChatOpenAI(
+        base_url=settings.llm_api_base,
+        api_key=SecretStr("not-needed"),
+        model=settings.model_name,
+        streaming=True,
+        stream_usage=True,
+        max_retries=0,
+        # its own connections: the library's shared default client outlives each test's loop
+        http_async_client=openai.DefaultAsyncHttpxClient(),
+    )
+
+
+async def _close(*models: Any) -> None:
+    for model in models:
+        await model.root_async_client.close()
+        if model.http_async_client is not None:  # given, so not the SDK client's to close
+            await model.http_async_client.aclose()
+
+
+async def _stream(model: Any, response: dict[str, Any], fake_llm: FakeLLM) -> dict[str, Any]:
+    fake_llm.enqueue(response)
+    chunks: list[AIMessageChunk] = []
+    stream = model.bind_tools(TOOLS).astream([HumanMessage("check dashboard 42")])
+    async with contextlib.aclosing(stream):
+        async for chunk in stream:
+            chunks.append(chunk)
+    whole = chunks[0]
+    for chunk in chunks[1:]:
+        whole += chunk
+    return {
+        "pieces": [c.content for c in chunks],
+        "content": whole.content,
+        "tool_calls": [(c["name"], c["args"]) for c in whole.tool_calls],
+        "usage": whole.usage_metadata,
+        "finish": whole.response_metadata.get("finish_reason"),
+    }
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        {"text": "Dashboard 42 has two failing charts."},
+        {"tool_calls": [{"name": "get_dashboard", "args": {"dashboard_id": 42}}]},
+        {
+            "text": "Looking.",
+            "tool_calls": [{"name": "get_dashboard", "args": {"dashboard_id": 7}}],
+            "usage": {"prompt_tokens": 120, "completion_tokens": 9},
+        },
+    ],
+    ids=["text", "tool-call", "text-tool-call-usage"],
+)
+async def test_the_agents_client_streams_what_the_sdks_own_client_streams(
+    fake_llm: FakeLLM, response: dict[str, Any]
+) -> None:
+    settings = Settings(llm_api_base=fake_llm.url)
+    ours, sdk = build_model(settings), _sdk_model(settings)
+    assert isinstance(ours, ChatOpenAI)
+    assert isinstance(ours.root_async_client, ChunkDicts)
+    try:
+        got = await _stream(ours, response, fake_llm)
+        expected = await _stream(sdk, response, fake_llm)
+    finally:
+        await _close(ours, sdk)
+    assert got == expected
+    streamed = bool(got["content"] or got["tool_calls"])
+    assert streamed  # the script streamed something
+
+
+async def test_the_chunks_reach_chatopenai_as_the_providers_json(fake_llm: FakeLLM) -> None:
+    client = ChunkDicts(api_key="not-needed", base_url=fake_llm.url, max_retries=0)
+    fake_llm.enqueue({"text": "one two three"})
+    try:
+        stream = await client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "hi"}], stream=True
+        )
+        got = [chunk async for chunk in stream]
+    finally:
+        await client.close()
+    assert got
+    assert all(isinstance(c, dict) for c in got)
+    text = "".join(c["choices"][0]["delta"].get("content") or "" for c in got if c["choices"])
+    assert text.split() == ["one", "two", "three"]
+
+
+async def test_a_stream_cut_mid_answer_fails_as_with_the_sdks_client(fake_llm: FakeLLM) -> None:
+    settings = Settings(llm_api_base=fake_llm.url)
+    errors = []
+    models = (build_model(settings), _sdk_model(settings))
+    try:
+        for model in models:
+            with pytest.raises(Exception) as raised:
+                await _stream(model, {"drop_after_tokens": 2, "text": "a b c d e"}, fake_llm)
+            errors.append(type(raised.value))
+    finally:
+        await _close(*models)
+    assert errors[0] is errors[1]

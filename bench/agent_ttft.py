@@ -8,7 +8,11 @@ error counts for both, and the capacity metric of issue 4: the largest concurren
 first-token p95 is <= 1.5 s (targets: overhead <= 25 ms p50 at 1; capacity >= 0.8x the echo's;
 0 errors even at 200).
 
-    uv run python bench/agent_ttft.py [--levels 1,10,25,50,100,200] [--rounds-at-1 10]
+    uv run python bench/agent_ttft.py [--levels 1,10,25,50,100,200] [--rounds-at-1 10] [--rounds 1]
+
+Each level above 1 is `--rounds` bursts of that many conversations at once, the targets taking
+turns burst by burst (one burst is a noisy figure on a two-core machine); one stream is
+`--rounds-at-1` sequential turns, also taking turns.
 
 Postgres: TEST_DATABASE_URL's server (a scratch database is created and dropped), else embedded.
 """
@@ -322,7 +326,14 @@ def servers(work: Path) -> Iterator[tuple[str, str, str]]:
 
 
 async def measure(
-    backend: str, agent: str, echo: str, *, levels: list[int], rounds_at_1: int, names: list[str]
+    backend: str,
+    agent: str,
+    echo: str,
+    *,
+    levels: list[int],
+    rounds_at_1: int,
+    names: list[str],
+    rounds: int = 1,
 ) -> None:
     async with new_client() as http:
         login = await http.post(
@@ -339,8 +350,16 @@ async def measure(
             await run_level(target, 2, 1)  # warm-up, not reported
         rows = []
         for n in levels:
+            # Bursts of one level take turns between the targets, so that a drift in the
+            # machine's speed during the level weighs on both alike.
+            merged = {t.name: Row(t.name, n, [], []) for t in targets}
+            for _ in range(rounds_at_1 if n == 1 else rounds):
+                for target in targets:
+                    burst = await run_level(target, n, 1)
+                    merged[target.name].samples.extend(burst.samples)
+                    merged[target.name].failures.extend(burst.failures)
             for target in targets:
-                row = await run_level(target, n, rounds_at_1 if n == 1 else 1)
+                row = merged[target.name]
                 rows.append(row)
                 print(
                     f"{target.name:>5} x{n:<3} p50 {ms(row.pct(0.5))} ms, "
@@ -356,12 +375,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--levels", default="1,10,25,50,100,200")
     parser.add_argument("--rounds-at-1", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=1, help="bursts of each level above 1")
     parser.add_argument("--targets", default="echo,agent", help="which servers to measure")
     args = parser.parse_args()
     levels = [int(n) for n in args.levels.split(",")]
     with tempfile.TemporaryDirectory(prefix="agent-ttft-") as tmp, servers(Path(tmp)) as urls:
         names = args.targets.split(",")
-        asyncio.run(measure(*urls, levels=levels, rounds_at_1=args.rounds_at_1, names=names))
+        asyncio.run(
+            measure(
+                *urls,
+                levels=levels,
+                rounds_at_1=args.rounds_at_1,
+                names=names,
+                rounds=args.rounds,
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -364,6 +364,16 @@ async def is_active(*, session: AsyncSession, actor: Principal, conversation_id:
 async def live_run(
     *, session: AsyncSession, actor: Principal, conversation_id: uuid.UUID
 ) -> AgentRun | None:
-    """The conversation's lease row, expired or not (owner only: someone else's is 404)."""
-    await get(session=session, actor=actor, conversation_id=conversation_id)
-    return await session.get(AgentRun, conversation_id)
+    """The conversation's lease row, expired or not (owner only: someone else's is 404); the
+    owner check and the row in one statement (every attach and every opened conversation asks)."""
+    found = (
+        await session.execute(
+            select(Conversation.owner_id, AgentRun)
+            .outerjoin(AgentRun, AgentRun.conversation_id == Conversation.id)
+            .where(Conversation.id == conversation_id)
+        )
+    ).one_or_none()
+    if found is None or found.owner_id != actor.user_id:
+        raise NotFound("Conversation not found")
+    run: AgentRun | None = found[1]
+    return run

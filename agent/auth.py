@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -17,6 +16,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agent.config import Settings
 from agent.errors import Code, Unauthorized
+from agent_chat.verified import Expired, Verified
 
 log = logging.getLogger(__name__)
 
@@ -68,11 +68,7 @@ def bearer_token(headers: Mapping[str, str]) -> str | None:
     return None
 
 
-# Tokens already verified: a turn shows the same user JWT three times (the queue's join, its
-# event stream, the run). A token's signature and claims never change, so a hit only checks the
-# expiry again; the secret is part of the key (another secret verifies nothing cached).
-_VERIFIED: dict[tuple[str, str], tuple[User, float]] = {}
-VERIFIED_MAX = 4096
+_VERIFIED: Verified[User] = Verified()  # agent_chat/verified.py
 
 
 def verify_user(settings: Settings, token: str | None) -> User:
@@ -81,18 +77,14 @@ def verify_user(settings: Settings, token: str | None) -> User:
         raise AuthError("Sign in: a bearer token is required")
     assert settings.jwt_secret is not None
     secret = settings.jwt_secret.get_secret_value()
-    key = (secret, token)
-    known = _VERIFIED.get(key)
+    try:
+        known = _VERIFIED.get((secret, token))
+    except Expired as exc:
+        raise AuthError("Your session has expired: sign in again", Code.TOKEN_EXPIRED) from exc
     if known is not None:
-        user, expires = known
-        if expires > time.time():
-            return user
-        del _VERIFIED[key]
-        raise AuthError("Your session has expired: sign in again", Code.TOKEN_EXPIRED)
+        return known
     user, expires = _decode(settings, secret, token)
-    if len(_VERIFIED) >= VERIFIED_MAX:
-        del _VERIFIED[next(iter(_VERIFIED))]  # the oldest entry
-    _VERIFIED[key] = (user, expires)
+    _VERIFIED.put((secret, token), user, expires)
     return user
 
 

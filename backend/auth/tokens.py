@@ -14,6 +14,7 @@ import jwt
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
+from agent_chat.verified import Expired, Verified
 from backend.config import Settings
 from backend.errors import Unauthorized
 
@@ -74,25 +75,19 @@ def issue(settings: Settings, *, sub: str, roles: list[str], typ: TokenType) -> 
     return jwt.encode(payload, settings.jwt_key, algorithm="HS256"), ttl
 
 
-# Tokens already verified: the agent sends the same two (its service JWT and the user's) with
-# every request of a turn. A token's signature and claims never change, so a hit only checks
-# the expiry again; the key is part of the entry (another key verifies nothing cached).
-_VERIFIED: dict[tuple[bytes, str, TokenType], Claims] = {}
-VERIFIED_MAX = 4096
+_VERIFIED: Verified[Claims] = Verified()  # agent_chat/verified.py
 
 
 def verify(settings: Settings, token: str, *, expected: TokenType) -> Claims:
     """Decode and check signature, algorithm, expiry, audience, issuer and token type."""
     key = (settings.jwt_key.encode(), token, expected)
-    claims = _VERIFIED.get(key)
+    try:
+        claims = _VERIFIED.get(key)
+    except Expired as exc:
+        raise Unauthorized("Token has expired", code="TOKEN_EXPIRED") from exc
     if claims is None:
         claims = _decode(settings, token, expected=expected)
-        if len(_VERIFIED) >= VERIFIED_MAX:
-            del _VERIFIED[next(iter(_VERIFIED))]  # the oldest entry
-        _VERIFIED[key] = claims
-    elif claims.exp <= time.time():
-        del _VERIFIED[key]
-        raise Unauthorized("Token has expired", code="TOKEN_EXPIRED")
+        _VERIFIED.put(key, claims, claims.exp)
     return claims
 
 

@@ -31,6 +31,7 @@ ROUTES: list[tuple[str, str, str, dict[str, Any], str]] = [
     ("restore", "POST", CONV + "/restore", {}, "user"),
     ("append", "POST", CONV + "/messages", {"json": {"role": "user", "content": "x"}}, "agent"),
     ("active", "GET", AGENT + "/active", {}, "user"),
+    ("lease_get", "GET", AGENT + "/lease", {}, "agent"),
     ("lease_put", "PUT", AGENT + "/lease", {"json": {"holder": "victim-run"}}, "agent"),
     ("lease_delete", "DELETE", AGENT + "/lease", {"params": {"holder": "victim-run"}}, "agent"),
 ]

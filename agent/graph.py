@@ -24,7 +24,11 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langsmith.utils import tracing_is_enabled
-from openai.types.chat import ChatCompletionChunk
+from openai._base_client import make_request_options
+from openai._streaming import AsyncStream
+from openai._utils import is_given
+from openai.resources.chat.completions import AsyncCompletions
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 from pydantic import SecretStr
@@ -64,10 +68,52 @@ class ChunkDicts(openai.AsyncOpenAI):
     accumulate chunk models, are not (ChatOpenAI takes them only for `response_format`).
     """
 
+    @property
+    def user_agent(self) -> str:
+        return f"AsyncOpenAI/Python {openai.__version__}"  # the SDK's, not this class's name
+
     def _process_response_data(self, *, data: Any, cast_to: Any, response: Any) -> Any:
         if cast_to is ChatCompletionChunk and isinstance(data, dict):
             return data
         return super()._process_response_data(data=data, cast_to=cast_to, response=response)
+
+
+_JSON = (dict, list, str, int, float, bool, type(None))
+_OPTIONS = ("extra_headers", "extra_query", "extra_body", "timeout")  # create()'s, not the body's
+
+
+class PlainCompletions(AsyncCompletions):
+    """`chat.completions`, whose streamed `create` sends ChatOpenAI's payload as it is.
+
+    The SDK passes every request body through its TypedDict transform (a recursive walk of the
+    whole history and every tool schema, looking for aliases and formats): under load about a
+    twentieth of the agent's CPU. No chat-completions parameter has an alias or a format, so on
+    a body of plain JSON values (what ChatOpenAI builds) the transform returns what it was given,
+    and this sends that directly, with the SDK's own request options, path and stream class.
+    Any other call (not streamed, or a value that is not plain JSON) is the SDK's, unchanged.
+    """
+
+    async def create(self, **params: Any) -> Any:
+        if params.get("stream") is not True or not all(
+            isinstance(v, _JSON) for k, v in params.items() if k not in _OPTIONS and is_given(v)
+        ):
+            return await super().create(**params)
+        options = {k: params.pop(k) for k in _OPTIONS if k in params}
+        body = {k: v for k, v in params.items() if is_given(v)}
+        return await self._post(
+            "/chat/completions",
+            body=body,
+            options=make_request_options(
+                extra_headers=options.get("extra_headers"),
+                extra_query=options.get("extra_query"),
+                extra_body=options.get("extra_body"),
+                timeout=options.get("timeout", openai.NOT_GIVEN),
+                security={"bearer_auth": True},
+            ),
+            cast_to=ChatCompletion,
+            stream=True,
+            stream_cls=AsyncStream[ChatCompletionChunk],
+        )
 
 
 def build_model(settings: Settings) -> BaseChatModel:
@@ -91,7 +137,7 @@ def build_model(settings: Settings) -> BaseChatModel:
         timeout=settings.llm.request_timeout_s,
         max_retries=0,  # LlmRetry retries once, visibly
         root_async_client=client,
-        async_client=client.chat.completions,
+        async_client=PlainCompletions(client),
     )
 
 

@@ -12,11 +12,13 @@ import os
 import socket
 import time
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from agent.backend_client import BackendClient, BackendError
 from agent.context import Context
 from agent.errors import Code
+from agent.runs import writes
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +26,8 @@ PROCESS_ID = f"{socket.gethostname()}:{os.getpid()}"
 RETRY_INTERVAL_S = 0.1
 BUSY = Code.CONVERSATION_BUSY
 RENEWAL_WAIT_S = 5.0  # how long a release waits for a renewal already on its way
+END_TIMEOUT_S = 10.0  # one attempt of the end: a debug record can be 2 MB
+USAGE_WAIT_S = 1.0  # an end with only usage to store is resent for this long
 
 
 class Busy(Exception):
@@ -106,12 +110,16 @@ class Lease:
                     self.archived = exc.code == Code.CONVERSATION_ARCHIVED
                     return
 
-    async def release(self) -> None:
-        """Stop renewing and give the conversation back (best effort: it expires anyway).
+    async def release(self, parts: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Stop renewing and give the conversation back, storing the run's last `parts` (its
+        history row, debug record, usage) in the same request; the backend's answer, or {}
+        when it could not be had (logged: the lease expires anyway).
 
         A renewal already sent is let finish first: cancelled on our side, it could still
         reach the backend after the release and take the conversation again for a whole TTL
-        (the next message would be CONVERSATION_BUSY).
+        (the next message would be CONVERSATION_BUSY). With a history row the request is
+        retried, with its idempotency key, while the backend is away (as any history write);
+        without one it is sent once.
         """
         self._stopping.set()
         if self._heartbeat is not None:
@@ -119,9 +127,26 @@ class Lease:
             self._heartbeat.cancel()  # a renewal hung past that: the release goes out anyway
             with contextlib.suppress(asyncio.CancelledError):
                 await self._heartbeat
-        try:
-            await self.client.call(
-                self.context, "DELETE", self._path, params={"holder": self.holder}, timeout=5
-            )
-        except BackendError as exc:
-            log.warning("lease release failed for %s: %s", self._path, exc)
+        return await end_run(self.client, self.context, {**(parts or {}), "holder": self.holder})
+
+
+async def end_run(
+    client: BackendClient, context: Context, body: Mapping[str, Any]
+) -> dict[str, Any]:
+    """`POST .../end`: the parts of a run's end in one request (backend/conversations/ending.py);
+    the answer, or {} when the backend refused or stayed away (logged)."""
+    path = f"/api/agent/conversations/{context.conversation_id}/end"
+    # as long as a history write waits for a backend that is away; the usage alone a moment
+    wait_s = writes.WAIT_S if body.get("message") else USAGE_WAIT_S if body.get("usage") else 0.0
+    try:
+        answer = await writes.send(
+            client, context, "POST", path, json=dict(body), wait_s=wait_s, timeout=END_TIMEOUT_S
+        )
+    except BackendError as exc:
+        log.warning("could not end the run of %s: %s", context.conversation_id, exc)
+        return {}
+    if not isinstance(answer, dict):
+        return {}
+    for part, error in (answer.get("errors") or {}).items():
+        log.warning("the run's %s was not stored: %s", part, error)
+    return answer

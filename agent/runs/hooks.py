@@ -10,7 +10,9 @@ and calls it at fixed points; a hook overrides what it needs. The order, for one
                         lease answer. Raising an AgentError (UsageLimit) refuses the run there.
     first_output()      when the turn shows its first text or card
     finished(...)       once, with how the run ended and the turn's final messages
-    flush()             awaited before the lease is released (writes the hook deferred)
+    closing()           the parts the hook stores with the run's end: they ride on the lease's
+                        release with the turn's history row, one request for all (usage)
+    flush()             awaited after the release (writes the hook sends on its own)
 
 A hook never sees the user's JWT except through `info.context` (never log or store it).
 """
@@ -72,6 +74,9 @@ class RunHooks:
 
     def finished(self, outcome: Outcome, messages: Sequence[Mapping[str, Any]]) -> None:
         return None
+
+    def closing(self) -> Mapping[str, Any]:
+        return {}
 
     async def flush(self) -> None:
         return None

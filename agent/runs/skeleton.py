@@ -1,11 +1,14 @@
 """The run skeleton: what every run does, whatever its kind (docs/architecture.md, "Run path").
 
     serve()   take the lease (busy, archived, not found) -> hooks.started(grant)
-              -> drive(run, kind) -> hooks.finished(outcome) -> hooks.flush() -> release the lease
+              -> drive(run, kind) -> hooks.finished(outcome)
+              -> the end: the turn's row, its debug record, the hooks' closing parts (usage)
+                 and the lease's release in one request -> hooks.flush()
     drive()   routing.route() picks the kind -> kind.prepare() -> kind.execute()
               cancelled:  kind.stop() closes what is open, then the finish
               an error:   the writes queued so far are stored, then the error is shown
-              finally:    the finish (deferred writes, the assistant row, the debug record)
+              finally:    the finish (deferred writes; the assistant row and debug record
+                          are prepared for the end)
 
 A kind (dynamic, chat-only, workflow, diagnosis) implements `RunKind` and uses the `Run` it is
 given: its history writes, deferred writes, the deadline, the lease check, superseding what a
@@ -34,13 +37,12 @@ from agent.debug.scrub import Scrubber
 from agent.errors import AgentError, Busy, Code, NotFound, Unauthorized, Unavailable, UsageLimit
 from agent.graph import Agent, build_model, recursion_limit
 from agent.lease import Busy as LeaseBusy
-from agent.lease import Lease
+from agent.lease import Lease, end_run
 from agent.runs import writes
 from agent.runs.hooks import Outcome, RunHooks
 from agent.stream import Turn
 
 log = logging.getLogger(__name__)
-SAVE_TIMEOUT_S = 5.0  # the debug record's write: the stream ends after it, so keep it short
 SUPERSEDED = "superseded by a new message"
 
 
@@ -121,6 +123,7 @@ class Run:
         self.human: HumanMessage | None = None  # the question as the thread holds it
         self.resources = resources.PreparedResources()
         self.message_id: int | None = None  # the assistant history row of this turn, once saved
+        self.ending: dict[str, Any] = {}  # what the run's end stores (finish fills it)
         self._writes: list[asyncio.Task[Any]] = []
         self._deferred: list[Coroutine[Any, Any, Any]] = []
         self._finished = False
@@ -186,23 +189,36 @@ class Run:
             if isinstance(result, BaseException):
                 log.warning("a deferred write failed: %r", result)
 
-    async def finish(self, kind: RunKind) -> None:
-        """Persist the turn after the messages written before it (once; later calls are no-ops)."""
+    async def finish(self, kind: RunKind, *, now: bool = False) -> None:
+        """Persist the turn after the messages written before it (once; later calls are no-ops).
+
+        The turn's assistant row and its debug record ride on the run's end: the lease's
+        release stores them in the same request (`serve`), one round trip instead of three.
+        `now` stores them at once instead, for a kind that needs `message_id` before the run
+        ends (a workflow links its execution to the row).
+        """
         if self._finished:
             return
         self._finished = True
         await self.flush()
         if self.turn.entries:
             content, metadata = kind.record(self)
-            self.message_id = await self.append("assistant", content, metadata)
-        if self.message_id is not None:
-            self.turn.identify(self.message_id)  # the final value shows it before the write
-            await self._save_calls(self.message_id)
+            self.ending["message"] = {"role": "assistant", "content": content, "metadata": metadata}
+            self.ending["debug"] = self.recorder.record(self._scrubber())
+        if now and self.ending:
+            self.stored(await end_run(self.client, self.context, self.ending))
+            self.ending = {}
 
-    async def _save_calls(self, message_id: int) -> None:
-        """Write the turn's debug record (one request); a failure is logged, never shown."""
+    def stored(self, answer: Mapping[str, Any]) -> None:
+        """The end's answer: the row's id, which every message from now on carries."""
+        if (message_id := answer.get("message_id")) is not None:
+            self.message_id = int(message_id)
+            self.turn.identify(self.message_id)  # the final value shows it
+
+    def _scrubber(self) -> Scrubber:
+        """What the debug record must never hold: every secret this run knows."""
         settings = self.settings
-        scrub = Scrubber(
+        return Scrubber(
             (
                 *(s.get_secret_value() for s in (settings.llm_api_key, settings.jwt_secret) if s),
                 *(s.get_secret_value() for s in (settings.agent_client_secret,) if s),
@@ -210,20 +226,6 @@ class Run:
                 self.client.current_service_token(),
             )
         )
-        try:
-            body = self.recorder.record(scrub)
-            path = f"/api/debug/{message_id}"
-            await writes.send(
-                self.client,
-                self.context,
-                "PUT",
-                path,
-                json=body,
-                timeout=SAVE_TIMEOUT_S,
-                wait_s=SAVE_TIMEOUT_S,
-            )
-        except BackendError as exc:
-            log.warning("could not store the debug record of message %s: %s", message_id, exc)
 
     # -- superseding what a new message replaces ----------------------------------------------
 
@@ -310,6 +312,7 @@ async def serve(
         _finished(hooks, _outcome(turn, exc), turn)
         raise
     failure: BaseException | None = None
+    run: Run | None = None
     try:
         for hook in hooks:
             await hook.started(lease.grant)
@@ -320,14 +323,28 @@ async def serve(
         raise
     finally:
         _finished(hooks, _outcome(turn, failure), turn)
-        for hook in hooks:
-            try:
-                await asyncio.shield(hook.flush())
-            except Exception:
-                log.exception("a run hook failed to flush")
-        await asyncio.shield(lease.release())
+        await asyncio.shield(_end(run, lease, hooks))
         if lease.archived:
             await asyncio.shield(_delete_thread(services.agent, context.conversation_id))
+
+
+async def _end(run: Run | None, lease: Lease, hooks: Sequence[RunHooks]) -> None:
+    """The run's end: what the run and its hooks left to store, and the lease's release, in
+    one request; then what a hook writes on its own."""
+    parts: dict[str, Any] = dict(run.ending) if run is not None else {}
+    for hook in hooks:
+        try:
+            parts.update(hook.closing())
+        except Exception:
+            log.exception("a run hook failed to close")
+    answer = await lease.release(parts)
+    if run is not None:
+        run.stored(answer)
+    for hook in hooks:
+        try:
+            await hook.flush()
+        except Exception:
+            log.exception("a run hook failed to flush")
 
 
 async def _delete_thread(agent: Agent, thread_id: str) -> None:

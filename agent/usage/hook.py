@@ -1,4 +1,5 @@
-"""The usage run hook: counts the run's model calls and writes them before the lease is let go.
+"""The usage run hook: counts the run's model calls and stores them with the run's end (the
+lease's release carries them, `closing`); outside a run (an evaluation case) `flush` writes them.
 
 The budget is checked from the lease answer (`grant["usage"]`), so it costs no round trip: a
 user at their daily budget is refused in `started`, before any model call; a run that reaches
@@ -34,6 +35,7 @@ class UsageHooks(RunHooks):
         self.client = client
         self.meter = Meter(run_id=info.run_id)
         self._callbacks = (Guard(self.meter), Counter(self.meter))
+        self._handed = False
 
     def callbacks(self) -> Sequence[BaseCallbackHandler]:
         return self._callbacks
@@ -42,31 +44,39 @@ class UsageHooks(RunHooks):
         self.meter.standing = Standing.from_grant(dict(grant))
         self.meter.check()
 
+    def closing(self) -> Mapping[str, Any]:
+        calls = self.meter.close_all()
+        self._handed = True  # the run's end stores them: `flush` has nothing left to write
+        return {"usage": records(self.info, calls)} if calls else {}
+
     async def flush(self) -> None:
         calls = self.meter.close_all()
-        if calls:
+        if calls and not self._handed:
             await write(self.client, self.info, calls)
+
+
+def records(info: RunInfo, calls: Sequence[Call]) -> list[dict[str, Any]]:
+    """The calls as the backend stores them (`POST /api/agent/usage`'s `calls`)."""
+    return [
+        {
+            "key": c.key,
+            "conversation_id": None if info.evaluation else info.context.conversation_id,
+            "run_id": info.run_id[:64],
+            "mode": info.mode,
+            "model": c.model,
+            "input_tokens": c.input_tokens,
+            "output_tokens": c.output_tokens,
+            "source": "reported" if c.reported else "estimated",
+            "evaluation": info.evaluation,
+        }
+        for c in calls
+    ]
 
 
 async def write(client: BackendClient, info: RunInfo, calls: Sequence[Call]) -> None:
     """POST the calls (retried: the backend counts each key once); a failure is logged."""
     context = info.context
-    body = {
-        "calls": [
-            {
-                "key": c.key,
-                "conversation_id": None if info.evaluation else context.conversation_id,
-                "run_id": info.run_id[:64],
-                "mode": info.mode,
-                "model": c.model,
-                "input_tokens": c.input_tokens,
-                "output_tokens": c.output_tokens,
-                "source": "reported" if c.reported else "estimated",
-                "evaluation": info.evaluation,
-            }
-            for c in calls
-        ]
-    }
+    body = {"calls": records(info, calls)}
     for attempt in range(1, WRITE_ATTEMPTS + 1):
         try:
             await client.call(context, "POST", PATH, json=body, timeout=WRITE_TIMEOUT_S)

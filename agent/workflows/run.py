@@ -63,7 +63,7 @@ class WorkflowRun:
         error = {"code": Code.CANCELLED, "message": "The person stopped the workflow."}
         await execution.abandon(error)
         await self._remember(run, f"The workflow {execution.definition.name} was stopped.")
-        await run.finish(self)
+        await run.finish(self, now=True)  # its execution links the row
         await self._records.update(execution.execution_id, "cancelled", error=error)
 
     def record(self, run: Run) -> tuple[str, dict[str, Any]]:
@@ -137,7 +137,7 @@ class WorkflowRun:
         name = execution.definition.name
         if isinstance(outcome, Paused):
             run.turn.confirm(outcome.pending)
-            await run.finish(self)
+            await run.finish(self, now=True)  # its execution links the row
             record = {**outcome.pending.record(), "step_index": outcome.step_index}
             await self._records.update(
                 execution.execution_id, "waiting", pending=record, message_id=run.message_id
@@ -157,7 +157,7 @@ class WorkflowRun:
                 run.turn.error(Code.WORKFLOW_FAILED, answer, {"workflow": name, **outcome.error})
             status, fields = "failed", {"error": outcome.error}
         await self._remember(run, answer)
-        await run.finish(self)
+        await run.finish(self, now=True)  # its execution links the row
         await self._records.update(
             execution.execution_id, status, message_id=run.message_id, **fields
         )
@@ -264,7 +264,7 @@ class WorkflowRun:
         message = f"The workflow {name} stopped: the person rejected {step.name}."
         run.turn.notice(Code.WORKFLOW_STOPPED, message, {"workflow": name})
         await self._remember(run, message)
-        await run.finish(self)
+        await run.finish(self, now=True)  # its execution links the row
         await self._records.update(
             execution.execution_id, "cancelled", message_id=run.message_id, error=error
         )

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
 
-from backend.conversations import search, service
+from backend.conversations import ending, search, service
 from backend.conversations.checkpoints import Checkpoints
 from backend.conversations.models import AgentRun, Message
 from backend.conversations.schemas import (
@@ -24,6 +24,8 @@ from backend.conversations.schemas import (
     LeaseThread,
     MessageCreate,
     MessageRead,
+    RunEnd,
+    RunEndRead,
 )
 from backend.db import utcnow
 from backend.deps import AgentPrincipal, CurrentPrincipal, Page, SessionDep, SettingsDep
@@ -303,3 +305,27 @@ async def release_lease(
         session=session, actor=principal, conversation_id=conversation_id, holder=holder
     )
     return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.post(AGENT + "/end", response_model=RunEndRead, responses=responses(401, 403, 404, 422))
+async def end_run(
+    conversation_id: uuid.UUID,
+    body: RunEnd,
+    principal: AgentPrincipal,
+    session: SessionDep,
+    idempotency_key: Annotated[
+        str | None,
+        Header(alias="Idempotency-Key", min_length=1, max_length=64, include_in_schema=False),
+    ] = None,
+) -> RunEndRead:
+    """A run's end in one request (agent service, on behalf of the owner): its history row,
+    that row's debug record, its model calls, then the lease's release, each stored as its own
+    route would; a refused part is named in `errors` and the others are stored. Sent again with
+    the same `Idempotency-Key`, each part is stored once."""
+    return await ending.end_run(
+        session=session,
+        actor=principal,
+        conversation_id=conversation_id,
+        data=body,
+        idempotency_key=idempotency_key,
+    )

@@ -109,6 +109,40 @@ class LeaseRead(BaseModel):
     thread: LeaseThread | None = None  # PUT only
 
 
+class RunEnd(BaseModel):
+    """A run's end in one request (agent service): the turn's history row, its debug record,
+    the run's model calls and the lease's release. Every part is optional and stands alone:
+    one refused is named in `errors` and the others are stored (a stored part is never undone
+    by a later one), so a bad debug record never costs the answer or keeps the lease."""
+
+    holder: str | None = Field(
+        default=None, min_length=1, max_length=128, description="Release the lease it holds"
+    )
+    message: dict[str, Any] | None = Field(
+        default=None, description="The turn's history row (a message append's body)"
+    )
+    debug: dict[str, Any] | None = Field(
+        default=None, description="That row's debug record (`PUT /api/debug/{id}`'s body)"
+    )
+    usage: list[dict[str, Any]] = Field(
+        default_factory=list,
+        max_length=500,
+        description="The run's model calls (`POST /api/agent/usage`'s `calls`)",
+    )
+
+
+class PartError(BaseModel):
+    code: str
+    message: str
+
+
+class RunEndRead(BaseModel):
+    message_id: int | None = None  # the stored row (also when it was stored before: resent)
+    released: bool | None = None  # None when no holder was given
+    recorded: int = 0  # model calls newly counted
+    errors: dict[str, PartError] = Field(default_factory=dict)  # part -> why it was refused
+
+
 class ActiveRead(BaseModel):
     active: bool
     run_id: str | None = None  # the live run, when active

@@ -338,22 +338,25 @@ def thread_columns(conversation_id: uuid.UUID) -> list[ColumnElement[Any]]:
 
 async def release_lease(
     *, session: AsyncSession, actor: Principal, conversation_id: uuid.UUID, holder: str
-) -> None:
+) -> bool:
+    """Let go of the lease if `holder` still holds it; whether it did."""
     await get(session=session, actor=actor, conversation_id=conversation_id)
     result = await session.execute(
         delete(AgentRun).where(
             AgentRun.conversation_id == conversation_id, AgentRun.holder == holder
         )
     )
+    released = bool(getattr(result, "rowcount", 0))
     audit.record(
         session=session,
         actor=actor,
         action="conversation.lease_release",
         resource_type="conversation",
         resource_id=str(conversation_id),
-        details={"holder": holder, "released": bool(getattr(result, "rowcount", 0))},
+        details={"holder": holder, "released": released},
     )
     await session.commit()
+    return released
 
 
 async def is_active(*, session: AsyncSession, actor: Principal, conversation_id: uuid.UUID) -> bool:

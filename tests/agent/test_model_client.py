@@ -10,12 +10,19 @@ from typing import Any
 
 import openai
 import pytest
-from langchain_core.messages import AIMessageChunk, HumanMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langchain_openai import ChatOpenAI
+from openai.types.chat import ChatCompletion
 from pydantic import SecretStr
 
 from agent.config import Settings
-from agent.graph import ChunkDicts, build_model
+from agent.graph import ChunkDicts, PlainCompletions, build_model
 from tests.fakes.llm_server import FakeLLM
 
 TOOLS = [
@@ -42,6 +49,7 @@ def _sdk_model(settings: Settings) -> ChatOpenAI:
         model=settings.model_name,
         streaming=True,
         stream_usage=True,
+        timeout=settings.llm.request_timeout_s,
         max_retries=0,
         # its own connections: the library's shared default client outlives each test's loop
         http_async_client=openai.DefaultAsyncHttpxClient(),
@@ -132,3 +140,69 @@ async def test_a_stream_cut_mid_answer_fails_as_with_the_sdks_client(fake_llm: F
     finally:
         await _close(*models)
     assert errors[0] is errors[1]
+
+
+HISTORY = [
+    SystemMessage("You help with dashboards."),
+    HumanMessage("check dashboard 42"),
+    AIMessage(
+        "",
+        tool_calls=[{"name": "get_dashboard", "args": {"dashboard_id": 42}, "id": "call_1"}],
+    ),
+    ToolMessage('{"id": 42, "name": "Revenue"}', tool_call_id="call_1"),
+    HumanMessage([{"type": "text", "text": "and the charts?"}]),
+]
+
+
+def _sent(fake_llm: FakeLLM) -> dict[str, Any]:
+    """The last request as the provider received it: its JSON body and the headers that do
+    not vary between two clients of the same SDK."""
+    last = fake_llm.script.recorded()[-1]
+    headers = {k: v for k, v in last["headers"].items() if k not in {"host"}}
+    return {"body": last["body"], "headers": headers}
+
+
+async def test_the_agents_client_sends_what_the_sdks_own_client_sends(
+    fake_llm: FakeLLM,
+) -> None:
+    settings = Settings(llm_api_base=fake_llm.url)
+    ours, sdk = build_model(settings), _sdk_model(settings)
+    assert isinstance(ours, ChatOpenAI)
+    assert isinstance(ours.async_client, PlainCompletions)
+    sent = []
+    try:
+        for model in (ours, sdk):
+            fake_llm.enqueue({"text": "Two charts."})
+            bound = model.bind_tools(TOOLS, tool_choice="auto").bind(temperature=0.2, stop=["##"])
+            stream = bound.astream(HISTORY)
+            async with contextlib.aclosing(stream):
+                async for _ in stream:
+                    pass
+            sent.append(_sent(fake_llm))
+    finally:
+        await _close(ours, sdk)
+    ours_sent, sdk_sent = sent
+    assert ours_sent["body"]["model"] == settings.model_name  # the same model setting
+    ours_sent["body"]["model"] = sdk_sent["body"]["model"]
+    assert ours_sent == sdk_sent
+    assert ours_sent["body"]["messages"][2]["tool_calls"][0]["id"] == "call_1"
+    assert ours_sent["body"]["stream_options"] == {"include_usage": True}
+
+
+async def test_a_body_that_is_not_plain_json_takes_the_sdks_own_path(fake_llm: FakeLLM) -> None:
+    """The SDK turns an iterable into a list before it sends it: such a body is its own."""
+    client = ChunkDicts(api_key="not-needed", base_url=fake_llm.url, max_retries=0)
+    completions = PlainCompletions(client)
+    question = {"role": "user", "content": "hi"}
+    try:
+        fake_llm.enqueue({"text": "one two"})
+        stream = await completions.create(model="m", messages=(m for m in [question]), stream=True)
+        streamed = [chunk async for chunk in stream]
+        fake_llm.enqueue({"text": "three"})
+        whole = await completions.create(model="m", messages=[question])  # not streamed
+    finally:
+        await client.close()
+    assert fake_llm.requests[0]["messages"] == [question]
+    assert "".join(c["choices"][0]["delta"].get("content") or "" for c in streamed if c["choices"])
+    assert isinstance(whole, ChatCompletion)
+    assert whole.choices[0].message.content == "three"

@@ -353,8 +353,13 @@ def test_a_turn_asks_the_backend_only_what_it_needs(
     assert text_of(chat.send(token, cid, "Hello")[-1]) == "First answer."
     after = _samples(backend)
     assert count(before, after, "PUT", lease) == 1
-    assert count(before, after, "DELETE", lease) == 1
-    assert count(before, after, "POST", base + "/messages") == 2  # the question, the answer
+    # the answer's row, its debug record, the usage and the release: one request at the end
+    end = "/api/agent/conversations/{conversation_id}/end"
+    assert count(before, after, "POST", end) == 1
+    assert count(before, after, "DELETE", lease) == 0
+    assert count(before, after, "PUT", "/api/debug/{message_id}") == 0
+    assert count(before, after, "POST", "/api/agent/usage") == 0
+    assert count(before, after, "POST", base + "/messages") == 1  # the question
     assert count(before, after, "GET", base + "/history") == 0
     waiting = "/api/workflow/conversations/{conversation_id}/executions/cancel-waiting"
     assert count(before, after, "POST", waiting) == 0

@@ -36,6 +36,7 @@ CORE_ERRORS = {
     ("get", AGENT + "/active"): {401, 404, 422},
     ("put", AGENT + "/lease"): {401, 403, 404, 409, 422},
     ("delete", AGENT + "/lease"): {401, 403, 404, 422},
+    ("post", AGENT + "/end"): {401, 403, 404, 422},
 }
 
 

@@ -86,6 +86,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agent/conversations/{conversation_id}/end": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End Run
+         * @description A run's end in one request (agent service, on behalf of the owner): its history row,
+         *     that row's debug record, its model calls, then the lease's release, each stored as its own
+         *     route would; a refused part is named in `errors` and the others are stored. Sent again with
+         *     the same `Idempotency-Key`, each part is stored once.
+         */
+        post: operations["end_run_api_agent_conversations__conversation_id__end_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agent/conversations/{conversation_id}/lease": {
         parameters: {
             query?: never;
@@ -2431,6 +2454,13 @@ export interface components {
              */
             status: "pending" | "applied";
         };
+        /** PartError */
+        PartError: {
+            /** Code */
+            code: string;
+            /** Message */
+            message: string;
+        };
         /** QueryRead */
         QueryRead: {
             /** Columns */
@@ -2475,6 +2505,57 @@ export interface components {
          * @enum {string}
          */
         Role: "viewer" | "editor" | "admin";
+        /**
+         * RunEnd
+         * @description A run's end in one request (agent service): the turn's history row, its debug record,
+         *     the run's model calls and the lease's release. Every part is optional and stands alone:
+         *     one refused is named in `errors` and the others are stored (a stored part is never undone
+         *     by a later one), so a bad debug record never costs the answer or keeps the lease.
+         */
+        RunEnd: {
+            /**
+             * Debug
+             * @description That row's debug record (`PUT /api/debug/{id}`'s body)
+             */
+            debug?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Holder
+             * @description Release the lease it holds
+             */
+            holder?: string | null;
+            /**
+             * Message
+             * @description The turn's history row (a message append's body)
+             */
+            message?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Usage
+             * @description The run's model calls (`POST /api/agent/usage`'s `calls`)
+             */
+            usage?: {
+                [key: string]: unknown;
+            }[];
+        };
+        /** RunEndRead */
+        RunEndRead: {
+            /** Errors */
+            errors?: {
+                [key: string]: components["schemas"]["PartError"];
+            };
+            /** Message Id */
+            message_id?: number | null;
+            /**
+             * Recorded
+             * @default 0
+             */
+            recorded: number;
+            /** Released */
+            released?: boolean | null;
+        };
         /** RunRead */
         RunRead: {
             /** Charts */
@@ -3131,6 +3212,70 @@ export interface operations {
             };
             /** @description UNAUTHORIZED */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    end_run_api_agent_conversations__conversation_id__end_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunEnd"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunEndRead"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

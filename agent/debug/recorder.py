@@ -199,8 +199,15 @@ class CallRecorder(ModelEvents):
             )
 
     def record(self, scrub: Scrubber) -> dict[str, Any]:
-        """The PUT /api/debug/{message_id} body: scrubbed, within MAX_RECORD_BYTES."""
-        calls = [scrub(c.as_record()) for c in self.calls]
+        """The PUT /api/debug/{message_id} body: scrubbed, within MAX_RECORD_BYTES.
+
+        The calls are dumped once; when that shows nothing to scrub and the record is within
+        its bound (nearly every turn), they are sent as they are, unwalked and uncopied."""
+        calls = [c.as_record() for c in self.calls]
+        dumped = json.dumps(calls, default=str)
+        if scrub.finds_nothing_in(dumped) and len(dumped.encode()) <= MAX_RECORD_BYTES:
+            return {"calls": calls, "dropped_calls": self.dropped}
+        calls = [scrub(c) for c in calls]  # copies: shrinking never touches what was recorded
         dropped = self.dropped
         while calls and _size(calls) > MAX_RECORD_BYTES:
             if not _shrink_largest(calls):

@@ -85,3 +85,45 @@ def test_secrets_and_credential_shapes_are_removed():
     assert cleaned["params"]["temperature"] == 0.2
     assert cleaned["usage"] == {"input_tokens": 3, "total_tokens": 4}  # not a credential field
     assert cleaned["messages"][0]["content"] == "key [redacted] jwt [redacted]"
+
+
+TRICKY = [
+    {"content": "ordinary words about dashboards and tasks"},
+    {"content": "line one\nBearer abcdefgh12345678"},  # the shape right after an escape
+    {"content": "«ключ» the-llm-api-key-value"},  # after non-ASCII text
+    {"content": 'a "quoted" sec"ret-value!'},  # a secret with characters JSON escapes
+    {"content": "новый секрет-ключ-значение"},  # a non-ASCII secret
+    {"content": f"(jwt:{JWT})"},
+    {"content": "key:sk-abcdefghijklmnop1234"},
+    {"Password": "plain", "n": 1},  # a credential field, any case
+    {7: "a non-string key", "start": "2026-12-03"},
+]
+
+
+def test_a_dump_that_shows_nothing_to_scrub_means_scrubbing_changes_nothing():
+    scrub = Scrubber(["the-llm-api-key-value", 'sec"ret-value!', "секрет-ключ-значение"])
+    skipped = []
+    for value in TRICKY:
+        dumped = json.dumps([value], default=str)
+        if scrub.finds_nothing_in(dumped):
+            skipped.append(value)
+            assert json.dumps(scrub([value]), default=str) == dumped, value  # what is sent
+        else:
+            assert json.dumps(scrub([value]), default=str) != dumped, value  # no false alarm here
+    assert skipped == [TRICKY[0], TRICKY[-1]]  # every secret and shape above is walked
+
+
+def test_a_recorded_secret_is_scrubbed_and_a_clean_record_is_sent_as_recorded():
+    recorder = CallRecorder()
+    calls(recorder, [HumanMessage("my token is the-user-token-value, keep it")])
+    calls(recorder, [HumanMessage("nothing secret here")])
+    scrub = Scrubber(["the-user-token-value"])
+
+    leaked, clean = recorder.record(scrub)["calls"]
+
+    assert "the-user-token-value" not in json.dumps(leaked)
+    assert leaked["request"]["messages"][-1]["content"] == "my token is [redacted], keep it"
+    assert clean["request"]["messages"][-1]["content"] == "nothing secret here"
+    assert recorder.record(Scrubber([]))["calls"][0]["request"]["messages"][-1]["content"] == (
+        "my token is the-user-token-value, keep it"  # the recorder's own copy is untouched
+    )

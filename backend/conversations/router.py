@@ -36,6 +36,12 @@ from backend.usage.schemas import LeaseUsage
 router = APIRouter(tags=["conversations"])
 PREFIX = "/api/assistant/conversations"
 ERRORS = responses(401, 404, 422)
+# An agent write's key (its answer was lost, it is sent again): agent-only and not part of the
+# browser's API, so kept out of the OpenAPI document.
+IdempotencyKey = Annotated[
+    str | None,
+    Header(alias="Idempotency-Key", min_length=1, max_length=64, include_in_schema=False),
+]
 
 
 def _checkpoints(request: Request) -> Checkpoints:
@@ -193,11 +199,7 @@ async def append_message(
     body: MessageCreate,
     principal: AgentPrincipal,
     session: SessionDep,
-    idempotency_key: Annotated[
-        # agent-only and not part of the browser's API: kept out of the OpenAPI document
-        str | None,
-        Header(alias="Idempotency-Key", min_length=1, max_length=64, include_in_schema=False),
-    ] = None,
+    idempotency_key: IdempotencyKey = None,
 ):
     """Append a message to the history (agent service, on behalf of the owner). Sent again
     with the same `Idempotency-Key` (its answer was lost), it is stored once."""
@@ -313,10 +315,7 @@ async def end_run(
     body: RunEnd,
     principal: AgentPrincipal,
     session: SessionDep,
-    idempotency_key: Annotated[
-        str | None,
-        Header(alias="Idempotency-Key", min_length=1, max_length=64, include_in_schema=False),
-    ] = None,
+    idempotency_key: IdempotencyKey = None,
 ) -> RunEndRead:
     """A run's end in one request (agent service, on behalf of the owner): its history row,
     that row's debug record, its model calls, then the lease's release, each stored as its own

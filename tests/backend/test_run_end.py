@@ -162,3 +162,44 @@ def test_a_malformed_end_is_422_and_stores_nothing(api, sql, owner, body):
     cid = leased(api, owner)
     assert_error(api.post(end_path(cid), json=body, headers=owner.agent), 422, "INVALID_INPUT")
     assert counts(sql, cid) == {"messages": 0, "debug": 0, "usage": 0, "leases": 1}
+
+
+def test_an_oversize_answer_and_record_are_refused_and_the_usage_and_release_still_land(
+    api, sql, owner
+):
+    cid = leased(api, owner)
+    huge = {"role": "assistant", "content": "x" * 200_001, "metadata": {}}
+    big_record = {"calls": [debug_call("y" * 2_100_000)]}
+    ended = api.post(end_path(cid), json=ending(cid, message=huge), headers=owner.agent)
+    assert ended.status_code == 200, ended.text
+    assert ended.json()["errors"]["message"]["code"] == "INVALID_INPUT"
+    assert counts(sql, cid) == {"messages": 0, "debug": 0, "usage": 1, "leases": 0}
+
+    cid = leased(api, owner)
+    ended = api.post(end_path(cid), json=ending(cid, debug=big_record), headers=owner.agent)
+    body = ended.json()
+    assert set(body["errors"]) == {"debug"} and body["errors"]["debug"]["code"] == "INVALID_INPUT"
+    assert counts(sql, cid) == {"messages": 1, "debug": 0, "usage": 1, "leases": 0}
+
+
+def test_usage_naming_someone_elses_conversation_is_refused_and_counts_nothing(
+    api, sql, owner, new_user: NewUser
+):
+    other = new_user("viewer", prefix="end")
+    theirs = api.post(CONV, json={}, headers=other.headers).json()["id"]
+    cid = leased(api, owner)
+    smuggled = [usage_call(theirs, uuid.uuid4().hex, 500, 500)]
+    ended = api.post(end_path(cid), json=ending(cid, usage=smuggled), headers=owner.agent)
+    assert ended.status_code == 200, ended.text
+    assert ended.json()["errors"]["usage"]["code"] == "NOT_FOUND"
+    assert scalar(sql, "SELECT count(*) FROM usage_calls WHERE conversation_id = %s", theirs) == 0
+    assert counts(sql, cid) == {"messages": 1, "debug": 1, "usage": 0, "leases": 0}
+
+
+def test_a_forged_or_missing_token_is_401_and_nothing_changes(api, sql, owner):
+    cid = leased(api, owner)
+    forged = {**owner.agent, "X-On-Behalf-Of": owner.agent["X-On-Behalf-Of"][:-4] + "AAAA"}
+    for headers in (forged, {}):
+        refused = api.post(end_path(cid), json=ending(cid), headers=headers)
+        assert refused.status_code == 401, refused.text
+    assert counts(sql, cid) == {"messages": 0, "debug": 0, "usage": 0, "leases": 1}

@@ -47,6 +47,7 @@ from agent.middleware import (
     ToolSchemas,
 )
 from agent.prompts import SYSTEM_PROMPT
+from agent.runs import admission
 from agent.tools.names import CONFIRM_TOOLS, describe_call
 
 Agent = CompiledStateGraph[Any, Context, Any, Any]
@@ -91,9 +92,12 @@ class PlainCompletions(AsyncCompletions):
     a body of plain JSON values (what ChatOpenAI builds) the transform returns what it was given,
     and this sends that directly, with the SDK's own request options, path and stream class.
     Any other call (not streamed, or a value that is not plain JSON) is the SDK's, unchanged.
+
+    Either way the request going out ends the run's start (agent/runs/admission.py).
     """
 
     async def create(self, **params: Any) -> Any:
+        admission.started()
         if params.get("stream") is not True or not all(
             isinstance(v, _JSON) for k, v in params.items() if k not in _OPTIONS and is_given(v)
         ):

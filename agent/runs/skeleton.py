@@ -18,6 +18,7 @@ new message replaces. A kind never calls another kind or a base class; routing p
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Coroutine, Mapping, Sequence
 from typing import Any, Protocol
@@ -39,6 +40,7 @@ from agent.graph import Agent, build_model, recursion_limit
 from agent.lease import Busy as LeaseBusy
 from agent.lease import Lease, end_run
 from agent.runs import writes
+from agent.runs.admission import Admission
 from agent.runs.hooks import Outcome, RunHooks
 from agent.stream import Turn
 
@@ -61,8 +63,8 @@ class RunKind(Protocol):
 
 
 class Services:
-    """What the process shares between runs: settings, the backend client, the agent, and the
-    agent's model and tools (also used by workflow steps)."""
+    """What the process shares between runs: settings, the backend client, the agent, the
+    agent's model and tools (also used by workflow steps), and the starting runs' slots."""
 
     def __init__(
         self,
@@ -78,6 +80,9 @@ class Services:
         self.agent = agent
         self.model = model
         self.tools = dict(tools)
+        self.admission = Admission(
+            slots=settings.agent.start_slots, hold_s=settings.agent.start_hold_s
+        )
         self._diagnosis_model: BaseChatModel | None = None
 
     def diagnosis_model(self) -> BaseChatModel:
@@ -305,12 +310,34 @@ async def serve(
     route: Any,
     run_id: str | None = None,
 ) -> None:
-    """Lease, hooks, run, release: the part of a submit after the user and input are checked."""
-    try:
-        lease = await _take_lease(services, context, submit, run_id=run_id)
-    except BaseException as exc:
-        _finished(hooks, _outcome(turn, exc), turn)
-        raise
+    """Lease, hooks, run, release: the part of a submit after the user and input are checked.
+
+    The run starts when one of the process's start slots is free (agent/runs/admission.py);
+    it gives the slot back when its first model request goes out or it shows its first output.
+    """
+    async with contextlib.AsyncExitStack() as slot:
+        try:
+            ticket = await slot.enter_async_context(services.admission.admit())
+            turn.on_first_output.append(ticket.leave)
+            lease = await _take_lease(services, context, submit, run_id=run_id)
+        except BaseException as exc:
+            _finished(hooks, _outcome(turn, exc), turn)
+            raise
+        await _under_lease(
+            services, lease, turn=turn, context=context, submit=submit, hooks=hooks, route=route
+        )
+
+
+async def _under_lease(
+    services: Services,
+    lease: Lease,
+    *,
+    turn: Turn,
+    context: Context,
+    submit: inputs.Submit,
+    hooks: Sequence[RunHooks],
+    route: Any,
+) -> None:
     failure: BaseException | None = None
     run: Run | None = None
     try:

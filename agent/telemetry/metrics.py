@@ -22,3 +22,8 @@ TOOL_CALLS = Counter("agent_tool_calls_total", "Tool calls ended", ("tool", "sta
 TOKENS = Counter(
     "agent_llm_tokens_total", "Tokens the model reported (kind: input, output)", ("kind",)
 )
+START_WAIT = Histogram(
+    "agent_run_start_wait_seconds",
+    "How long a run waited for a start slot (agent.start_slots) before it began",
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5),
+)

@@ -1,6 +1,7 @@
 """The run skeleton: what every run does, whatever its kind (docs/architecture.md, "Run path").
 
-    serve()   take the lease (busy, archived, not found) -> hooks.started(grant)
+    serve()   a start slot (admission.py) -> take the lease (busy, archived, not found)
+              -> hooks.started(grant)
               -> drive(run, kind) -> hooks.finished(outcome)
               -> the end: the turn's row, its debug record, the hooks' closing parts (usage)
                  and the lease's release in one request -> hooks.flush()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -16,7 +17,25 @@ import httpx
 ROOT = Path(__file__).resolve().parents[2]
 
 
+LISTEN_PORTS = (20000, 32000)  # where free_port looks first: below Linux's ephemeral range
+
+
 def free_port() -> int:
+    """A port nothing listens on now, for a process to bind a moment later.
+
+    Chosen below the range the OS hands out to outgoing connections (32768-60999 on Linux):
+    a port the OS picked would be free now but could be taken, before the process binds it,
+    by any of the suite's many client connections (Postgres, httpx). Random, so parallel test
+    workers rarely pick the same one; the OS's own pick when none of a few tries is free.
+    """
+    for _ in range(20):
+        port = random.randint(*LISTEN_PORTS)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])

@@ -270,7 +270,8 @@ async def acquire_lease(
     """Take or renew the run lease atomically; another live holder means CONVERSATION_BUSY,
     an archived conversation CONVERSATION_ARCHIVED (no run starts on one, nor goes on).
 
-    `answer`: columns read in the same transaction once the lease is held (no second one)."""
+    `answer`: columns read in the upsert's own statement (no second one), as the row returned
+    with the run."""
     conversation = await _locked(session=session, actor=actor, conversation_id=conversation_id)
     if conversation.is_archived:
         await session.rollback()
@@ -301,13 +302,13 @@ async def acquire_lease(
             },
             where=(AgentRun.expires_at < now) | (AgentRun.holder == holder),
         )
-        .returning(AgentRun)
+        .returning(AgentRun, *answer)  # the answer's columns in the same statement
     )
-    run = (await session.scalars(stmt)).one_or_none()
-    if run is None:
+    row = (await session.execute(stmt)).one_or_none()
+    if row is None:
         await session.rollback()
         raise Conflict("Another run holds this conversation", code="CONVERSATION_BUSY")
-    facts = (await session.execute(select(*answer))).one() if answer else None
+    run, facts = row[0], (row if answer else None)
     if run.acquired_at != now:  # a heartbeat renewal: not worth an audit row every few seconds
         await session.commit()
         return run, facts

@@ -100,6 +100,23 @@ async def _warm_up(client: BackendClient) -> None:
         log.info("service token not fetched at start-up: %s", exc)
 
 
+def freeze_configs(demo: gr.Blocks) -> None:
+    """Compute each block's config once, when the app is built, not again and again.
+
+    Gradio recomputes a block's config (`inspect.signature` of its constructor and a walk of
+    its attributes) for every block of the page when a session starts (every new client,
+    every `attach`: 21 blocks, 3 ms of CPU), and for ChatInterface's history State on every
+    value a run streams (the /chat endpoint's second output): together about a twentieth of
+    an agent turn's CPU. Nothing changes our blocks once the app is mounted (an update makes
+    a new block in the session's own copy), so the config is the same every time. Each caller
+    gets its own copy of the top level, which is all Gradio changes (it deletes the keys whose
+    value is None, and sets a session's `value`).
+    """
+    for block in demo.blocks.values():
+        config = block.get_config()
+        block.get_config = lambda config=config: dict(config)  # type: ignore[method-assign]
+
+
 def _mark_matplotlib_absent() -> None:
     """Gradio tries `import matplotlib` twice around every streamed update; when it is not
     installed, each try searches the whole sys.path again. A None entry in sys.modules makes
@@ -159,9 +176,10 @@ def build_app(settings: Settings) -> FastAPI:
         return JSONResponse({"status": "ready" if ready else "starting"}, 200 if ready else 503)
 
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    demo = _chat_interface(holder, settings)
     app = gr.mount_gradio_app(
         app,
-        _chat_interface(holder, settings),
+        demo,
         path=GRADIO_PATH,
         ssr_mode=False,
         show_error=False,
@@ -172,6 +190,7 @@ def build_app(settings: Settings) -> FastAPI:
         # resolves: none of it is ours to serve, and it cost a write per call.
         run_history=False,
     )
+    freeze_configs(demo)
     app.include_router(
         internal.router(settings, lambda: holder.runner.live if holder.runner else None)
     )

@@ -11,7 +11,10 @@ apart, all on this machine, driven with raw SSE over httpx as bench/agent_ttft.p
    from its first token on. Printed: first-token and turn p50/p95 of the runs, and A's CPU
    seconds per turn (psutil), without and with the viewers.
 
-    uv run python bench/live_attach.py [--runs 20]
+    uv run python bench/live_attach.py [--runs 20] [--profile DIR]
+
+`--profile DIR` samples the attaching replica with py-spy from the burst's start until every
+attach has its first value (collapsed stacks: `DIR/attach-local.txt`, `DIR/attach-relayed.txt`).
 """
 
 from __future__ import annotations
@@ -19,7 +22,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -41,6 +47,15 @@ from tests.support.processes import run_cli, serve  # noqa: E402
 GRADIO = "/api/agent/gradio"
 TOKEN = re.compile(r"\bt\d+\b")
 LAST = re.compile(r"\bt99\b")
+
+
+PY_SPY = str(Path(sys.executable).parent / "py-spy")
+
+
+def spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
+    rate = os.environ.get("BENCH_PROFILE_HZ", "100")
+    command = [PY_SPY, "record", "--format", "raw", "-r", rate, "-p", str(pid), "-o", str(out)]
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
 
 
 def pct(values: list[float], q: float) -> str:
@@ -83,7 +98,7 @@ async def stream(
     return out
 
 
-async def main_async(runs: int) -> None:
+async def main_async(runs: int, profile: Path | None) -> None:
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         work = Path(tmp)
         script = work / "llm.json"
@@ -107,7 +122,7 @@ async def main_async(runs: int) -> None:
         a, a_proc = stack.enter_context(
             serve(["agent"], agent_env, health_path="/healthz", log_path=work / "a.log")
         )
-        b, _ = stack.enter_context(
+        b, b_proc = stack.enter_context(
             serve(["agent"], agent_env, health_path="/healthz", log_path=work / "b.log")
         )
         async with agent_ttft.new_client() as http:
@@ -142,6 +157,7 @@ async def main_async(runs: int) -> None:
                 )
 
             # 1. attach to first value, local and relayed
+            pids = {a: a_proc.pid, b: b_proc.pid}
             for name, where in (("local (A)", a), ("relayed (B)", b)):
                 ids = await conversations(runs)
                 firsts = [asyncio.Event() for _ in ids]
@@ -151,9 +167,24 @@ async def main_async(runs: int) -> None:
                 ]
                 await asyncio.gather(*(f.wait() for f in firsts))
                 await asyncio.sleep(0.5)
-                attached = await asyncio.gather(
-                    *(stream(http, where, headers, index, cid, "attach") for cid in ids)
+                seen = [asyncio.Event() for _ in ids]
+                sampler = None
+                if profile is not None:
+                    profile.mkdir(parents=True, exist_ok=True)
+                    label = "local" if where == a else "relayed"
+                    sampler = spy(pids[where], profile / f"attach-{label}.txt")
+                    await asyncio.sleep(1.0)  # py-spy attached
+                viewing = asyncio.gather(
+                    *(
+                        stream(http, where, headers, index, cid, "attach", first=s)
+                        for cid, s in zip(ids, seen, strict=True)
+                    )
                 )
+                if sampler is not None:
+                    await asyncio.gather(*(s.wait() for s in seen))
+                    sampler.send_signal(signal.SIGINT)
+                    await asyncio.to_thread(sampler.wait, 60)
+                attached = await viewing
                 await asyncio.gather(*owners)
                 values = [o["first"] for o in attached if o["first"] is not None]
                 whole = sum(o["complete"] for o in attached)
@@ -202,8 +233,9 @@ async def main_async(runs: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--profile", type=Path, help="py-spy the attaching replica into DIR")
     args = parser.parse_args()
-    asyncio.run(main_async(args.runs))
+    asyncio.run(main_async(args.runs, args.profile))
 
 
 if __name__ == "__main__":

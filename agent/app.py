@@ -113,8 +113,19 @@ def freeze_configs(demo: gr.Blocks) -> None:
     value is None, and sets a session's `value`).
     """
     for block in demo.blocks.values():
-        config = block.get_config()
-        block.get_config = lambda config=config: dict(config)  # type: ignore[method-assign]
+        block.get_config = _FrozenConfig(block.get_config())  # type: ignore[method-assign]
+
+
+class _FrozenConfig:
+    """A block's config computed once; each call returns a fresh copy of its top level."""
+
+    __slots__ = ("_config",)
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self._config = config
+
+    def __call__(self, cls: type[gr.blocks.Block] | None = None) -> dict[str, Any]:
+        return dict(self._config)
 
 
 def _mark_matplotlib_absent() -> None:

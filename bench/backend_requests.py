@@ -68,6 +68,9 @@ async def measure(backend: str, pid: int, requests: int) -> None:
             body = {"holder": holder, "ttl_s": 30}
             await ok(http.put(agent_path + "/lease", json=body, headers=as_agent))
 
+        async def read_lease() -> None:  # a relayed attach's lookup of the run's owner
+            await ok(http.get(agent_path + "/lease", headers=as_agent))
+
         async def take_and_end() -> None:
             body = {"holder": uuid.uuid4().hex, "ttl_s": 30, "run_id": uuid.uuid4().hex}
             await ok(http.put(agent_path + "/lease", json=body, headers=as_agent))
@@ -85,6 +88,7 @@ async def measure(backend: str, pid: int, requests: int) -> None:
             ("GET /healthz (floor)", lambda: ok(http.get("/healthz"))),
             ("GET .../active (user)", active),
             ("PUT .../lease, a renewal", renew),
+            ("GET .../lease (relayed attach)", read_lease),
             ("PUT .../lease + POST .../end", take_and_end),
             ("POST .../messages (question)", question),
         ]
@@ -97,7 +101,7 @@ async def measure(backend: str, pid: int, requests: int) -> None:
                 await call()
             cpu, wall = cpu_seconds(pid) - cpu, time.perf_counter() - wall
             print(f"{name:32} {1000 * cpu / requests:9.2f} ms {1000 * wall / requests:6.2f} ms")
-            if name.startswith("PUT .../lease, a renewal"):
+            if name.startswith("GET .../lease"):
                 await ok(http.post(agent_path + "/end", json={"holder": holder}, headers=as_agent))
 
 

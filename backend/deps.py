@@ -10,7 +10,7 @@ from typing import Annotated
 
 from fastapi import Depends, Header, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.auth import tokens
@@ -23,7 +23,7 @@ from backend.principal import Principal
 RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 
@@ -99,6 +99,16 @@ async def get_principal(
     return Principal(user.id, user.username, roles, client_id, request_id, run_id)
 
 
+# Built once (every agent request runs it): constructing an ORM select is a good part of an
+# authenticated request's CPU otherwise.
+_DUAL_IDENTITY = select(
+    User,
+    select(ServiceClient.is_active)
+    .where(ServiceClient.client_id == bindparam("client_id"))
+    .scalar_subquery(),
+).where(User.id == bindparam("user_id"))
+
+
 async def _dual_identity(
     settings: Settings, session: AsyncSession, service_token: str, user_token: str
 ) -> tuple[str, User]:
@@ -112,13 +122,8 @@ async def _dual_identity(
     except (Unauthorized, ValueError):
         service = None
     if service is not None:
-        client_active = (
-            select(ServiceClient.is_active)
-            .where(ServiceClient.client_id == service.sub)
-            .scalar_subquery()
-        )
         found = (
-            await session.execute(select(User, client_active).where(User.id == user_id))
+            await session.execute(_DUAL_IDENTITY, {"client_id": service.sub, "user_id": user_id})
         ).one_or_none()
         if found is not None and found[1] and found[0].is_active:
             return service.sub, found[0]
@@ -161,7 +166,7 @@ class PageParams:
     offset: int
 
 
-def page_params(
+async def page_params(
     settings: SettingsDep,
     limit: Annotated[int | None, Query(ge=1, description="Capped at the server maximum")] = None,
     offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,

@@ -44,7 +44,7 @@ IdempotencyKey = Annotated[
 ]
 
 
-def _checkpoints(request: Request) -> Checkpoints:
+async def _checkpoints(request: Request) -> Checkpoints:
     checkpoints: Checkpoints = request.app.state.checkpoints
     return checkpoints
 
@@ -258,10 +258,11 @@ async def acquire_lease(
         ttl_s=body.ttl_s,
         run_id=body.run_id,
         owner_url=body.owner_url,
-        answer=[
-            *usage_service.standing_columns(principal.user_id),
-            *service.thread_columns(conversation_id),
-        ],
+        answer=(*usage_service.STANDING_COLUMNS, *service.THREAD_COLUMNS),
+        params={
+            **usage_service.standing_params(principal.user_id),
+            **service.thread_params(conversation_id),
+        },
     )
     assert facts is not None  # asked for
     return _lease(

@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
-from datetime import timedelta
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from types import MappingProxyType
 from typing import Any
 
-from sqlalchemy import ColumnElement, Row, case, delete, exists, func, select
+from sqlalchemy import (
+    BindParameter,
+    ColumnElement,
+    Row,
+    bindparam,
+    case,
+    delete,
+    exists,
+    func,
+    select,
+)
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -266,12 +277,13 @@ async def acquire_lease(
     run_id: str | None = None,
     owner_url: str | None = None,
     answer: Sequence[ColumnElement[Any]] = (),
+    params: Mapping[str, Any] = MappingProxyType({}),
 ) -> tuple[AgentRun, Row[Any] | None]:
     """Take or renew the run lease atomically; another live holder means CONVERSATION_BUSY,
     an archived conversation CONVERSATION_ARCHIVED (no run starts on one, nor goes on).
 
     `answer`: columns read in the upsert's own statement (no second one), as the row returned
-    with the run."""
+    with the run; prebuilt (module constants), their bound values in `params`."""
     conversation = await _locked(session=session, actor=actor, conversation_id=conversation_id)
     if conversation.is_archived:
         await session.rollback()
@@ -279,32 +291,16 @@ async def acquire_lease(
             "This conversation is archived; restore it first", code="CONVERSATION_ARCHIVED"
         )
     now = utcnow()
-    expires = now + timedelta(seconds=ttl_s)
-    stmt = (
-        insert(AgentRun)
-        .values(
-            conversation_id=conversation_id,
-            holder=holder,
-            acquired_at=now,
-            expires_at=expires,
-            run_id=run_id,
-            owner_url=owner_url,
-        )
-        .on_conflict_do_update(
-            index_elements=[AgentRun.conversation_id],
-            set_={
-                "holder": holder,
-                "expires_at": expires,
-                "run_id": run_id,
-                "owner_url": owner_url,
-                # A renewal by the same holder keeps its start; a takeover starts anew.
-                "acquired_at": case((AgentRun.holder == holder, AgentRun.acquired_at), else_=now),
-            },
-            where=(AgentRun.expires_at < now) | (AgentRun.holder == holder),
-        )
-        .returning(AgentRun, *answer)  # the answer's columns in the same statement
-    )
-    row = (await session.execute(stmt)).one_or_none()
+    values = {
+        "conversation_id": conversation_id,
+        "holder": holder,
+        "now": now,
+        "expires_at": now + timedelta(seconds=ttl_s),
+        "run_id": run_id,
+        "owner_url": owner_url,
+    }
+    stmt = _lease_upsert(tuple(answer))
+    row = (await session.execute(stmt, {**params, **values})).one_or_none()
     if row is None:
         await session.rollback()
         raise Conflict("Another run holds this conversation", code="CONVERSATION_BUSY")
@@ -324,17 +320,66 @@ async def acquire_lease(
     return run, facts
 
 
-def thread_columns(conversation_id: uuid.UUID) -> list[ColumnElement[Any]]:
+# The lease's upsert, built once for each set of answer columns: constructing the statement
+# was half of a renewal's CPU in the backend (one every few seconds for every live run).
+_upserts: dict[tuple[int, ...], tuple[tuple[ColumnElement[Any], ...], Any]] = {}
+
+
+def _lease_upsert(answer: tuple[ColumnElement[Any], ...]) -> Any:
+    key = tuple(map(id, answer))
+    cached = _upserts.get(key)
+    if cached is not None:
+        return cached[1]
+    holder: BindParameter[str] = bindparam("holder")
+    now: BindParameter[datetime] = bindparam("now")
+    stmt = (
+        insert(AgentRun)
+        .values(
+            conversation_id=bindparam("conversation_id"),
+            holder=holder,
+            acquired_at=now,
+            expires_at=bindparam("expires_at"),
+            run_id=bindparam("run_id"),
+            owner_url=bindparam("owner_url"),
+        )
+        .on_conflict_do_update(
+            index_elements=[AgentRun.conversation_id],
+            set_={
+                "holder": holder,
+                "expires_at": bindparam("expires_at"),
+                "run_id": bindparam("run_id"),
+                "owner_url": bindparam("owner_url"),
+                # A renewal by the same holder keeps its start; a takeover starts anew.
+                "acquired_at": case((AgentRun.holder == holder, AgentRun.acquired_at), else_=now),
+            },
+            where=(AgentRun.expires_at < now) | (AgentRun.holder == holder),
+        )
+        .returning(AgentRun, *answer)  # the answer's columns in the same statement
+    )
+    _upserts[key] = (answer, stmt)  # the columns kept alive, so their ids stay theirs
+    return stmt
+
+
+def _thread_columns() -> tuple[ColumnElement[Any], ...]:
     """What a run that just took the lease needs to know of its conversation, as labelled
     EXISTS columns for the lease answer's one statement: whether it has history rows (a thread
     with no checkpoint recalls them) and a workflow execution waiting for a confirmation (a new
-    message supersedes it). Only a lease holder adds either, so they hold for the whole run."""
+    message supersedes it). Only a lease holder adds either, so they hold for the whole run.
+    Bound by `thread_params`."""
+    conversation_id: BindParameter[uuid.UUID] = bindparam("thread_conversation_id")
     history = exists().where(Message.conversation_id == conversation_id)
     waiting = exists().where(
         WorkflowExecution.conversation_id == conversation_id,
         WorkflowExecution.status == "waiting",
     )
-    return [history.label("has_history"), waiting.label("workflow_waiting")]
+    return (history.label("has_history"), waiting.label("workflow_waiting"))
+
+
+THREAD_COLUMNS = _thread_columns()
+
+
+def thread_params(conversation_id: uuid.UUID) -> dict[str, Any]:
+    return {"thread_conversation_id": conversation_id}
 
 
 async def release_lease(
@@ -365,18 +410,20 @@ async def is_active(*, session: AsyncSession, actor: Principal, conversation_id:
     return await _run_holds(session, conversation_id)
 
 
+# Built once: constructing an ORM select is most of this lookup's CPU otherwise.
+_LIVE_RUN = (
+    select(Conversation.owner_id, AgentRun)
+    .outerjoin(AgentRun, AgentRun.conversation_id == Conversation.id)
+    .where(Conversation.id == bindparam("conversation_id"))
+)
+
+
 async def live_run(
     *, session: AsyncSession, actor: Principal, conversation_id: uuid.UUID
 ) -> AgentRun | None:
     """The conversation's lease row, expired or not (owner only: someone else's is 404); the
     owner check and the row in one statement (every attach and every opened conversation asks)."""
-    found = (
-        await session.execute(
-            select(Conversation.owner_id, AgentRun)
-            .outerjoin(AgentRun, AgentRun.conversation_id == Conversation.id)
-            .where(Conversation.id == conversation_id)
-        )
-    ).one_or_none()
+    found = (await session.execute(_LIVE_RUN, {"conversation_id": conversation_id})).one_or_none()
     if found is None or found.owner_id != actor.user_id:
         raise NotFound("Conversation not found")
     run: AgentRun | None = found[1]

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, Text, func, null, select, text
+from sqlalchemy import BindParameter, ColumnElement, Text, bindparam, func, null, select, text
 from sqlalchemy.dialects.postgresql import aggregate_order_by, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -181,22 +181,31 @@ async def budget_of(*, session: AsyncSession, user_id: uuid.UUID) -> int | None:
     )
 
 
-def standing_columns(user_id: uuid.UUID) -> list[ColumnElement[Any]]:
+def _standing_columns() -> tuple[ColumnElement[Any], ...]:
     """The user's tokens today and daily budget as two labelled scalar subqueries, so that a
-    caller reads them in the statement it already sends (the lease answer)."""
+    caller reads them in the statement it already sends (the lease answer); bound by
+    `standing_params`. Built once (STANDING_COLUMNS)."""
+    user_id: BindParameter[uuid.UUID] = bindparam("standing_user_id")
     spent = (
         select(func.coalesce(func.sum(UsageDaily.input_tokens + UsageDaily.output_tokens), 0))
-        .where(UsageDaily.user_id == user_id, UsageDaily.day == today())
+        .where(UsageDaily.user_id == user_id, UsageDaily.day == bindparam("standing_day"))
         .scalar_subquery()
     )
     budget = (
         select(UsageBudget.daily_tokens).where(UsageBudget.user_id == user_id).scalar_subquery()
     )
-    return [spent.label("tokens_today"), budget.label("daily_tokens")]
+    return (spent.label("tokens_today"), budget.label("daily_tokens"))
+
+
+STANDING_COLUMNS = _standing_columns()
+
+
+def standing_params(user_id: uuid.UUID) -> dict[str, Any]:
+    return {"standing_user_id": user_id, "standing_day": today()}
 
 
 def standing_of(row: Any) -> dict[str, Any]:
-    """Tokens today, the daily budget and when the day resets, from `standing_columns`."""
+    """Tokens today, the daily budget and when the day resets, from `STANDING_COLUMNS`."""
     return {
         "tokens_today": int(row.tokens_today or 0),
         "daily_tokens": row.daily_tokens,

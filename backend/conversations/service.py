@@ -356,7 +356,8 @@ def _lease_upsert(answer: tuple[ColumnElement[Any], ...]) -> Any:
         )
         .returning(AgentRun, *answer)  # the answer's columns in the same statement
     )
-    _upserts[key] = (answer, stmt)  # the columns kept alive, so their ids stay theirs
+    if len(_upserts) < 8:  # answer columns are module constants: a handful of sets at most
+        _upserts[key] = (answer, stmt)  # the columns kept alive, so their ids stay theirs
     return stmt
 
 

@@ -239,6 +239,10 @@ async def read_lease(conversation_id: uuid.UUID, principal: AgentPrincipal, sess
     return _lease(run, expired=run.expires_at <= utcnow())
 
 
+# The lease's upsert answering the user's standing and the thread's facts, built once.
+_LEASE_WITH_FACTS = service.lease_upsert((*usage_service.STANDING_COLUMNS, *service.THREAD_COLUMNS))
+
+
 @router.put(
     AGENT + "/lease", response_model=LeaseRead, responses=responses(401, 403, 404, 409, 422)
 )
@@ -258,13 +262,12 @@ async def acquire_lease(
         ttl_s=body.ttl_s,
         run_id=body.run_id,
         owner_url=body.owner_url,
-        answer=(*usage_service.STANDING_COLUMNS, *service.THREAD_COLUMNS),
+        upsert=_LEASE_WITH_FACTS,
         params={
             **usage_service.standing_params(principal.user_id),
             **service.thread_params(conversation_id),
         },
     )
-    assert facts is not None  # asked for
     return _lease(
         run,
         usage=LeaseUsage.model_validate(usage_service.standing_of(facts)),

@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import (
     BindParameter,
     ColumnElement,
+    Executable,
     Row,
     bindparam,
     case,
@@ -276,14 +277,14 @@ async def acquire_lease(
     ttl_s: float,
     run_id: str | None = None,
     owner_url: str | None = None,
-    answer: Sequence[ColumnElement[Any]] = (),
+    upsert: Executable,
     params: Mapping[str, Any] = MappingProxyType({}),
-) -> tuple[AgentRun, Row[Any] | None]:
+) -> tuple[AgentRun, Row[Any]]:
     """Take or renew the run lease atomically; another live holder means CONVERSATION_BUSY,
     an archived conversation CONVERSATION_ARCHIVED (no run starts on one, nor goes on).
 
-    `answer`: columns read in the upsert's own statement (no second one), as the row returned
-    with the run; prebuilt (module constants), their bound values in `params`."""
+    `upsert`: a `lease_upsert` whose answer columns are read in the same statement (no second
+    one), their bound values in `params`; the row it returns comes back with the run."""
     conversation = await _locked(session=session, actor=actor, conversation_id=conversation_id)
     if conversation.is_archived:
         await session.rollback()
@@ -299,12 +300,11 @@ async def acquire_lease(
         "run_id": run_id,
         "owner_url": owner_url,
     }
-    stmt = _lease_upsert(tuple(answer))
-    row = (await session.execute(stmt, {**params, **values})).one_or_none()
+    row = (await session.execute(upsert, {**params, **values})).one_or_none()
     if row is None:
         await session.rollback()
         raise Conflict("Another run holds this conversation", code="CONVERSATION_BUSY")
-    run, facts = row[0], (row if answer else None)
+    run, facts = row[0], row
     if run.acquired_at != now:  # a heartbeat renewal: not worth an audit row every few seconds
         await session.commit()
         return run, facts
@@ -320,19 +320,13 @@ async def acquire_lease(
     return run, facts
 
 
-# The lease's upsert, built once for each set of answer columns: constructing the statement
-# was half of a renewal's CPU in the backend (one every few seconds for every live run).
-_upserts: dict[tuple[int, ...], tuple[tuple[ColumnElement[Any], ...], Any]] = {}
-
-
-def _lease_upsert(answer: tuple[ColumnElement[Any], ...]) -> Any:
-    key = tuple(map(id, answer))
-    cached = _upserts.get(key)
-    if cached is not None:
-        return cached[1]
+def lease_upsert(answer: Sequence[ColumnElement[Any]] = ()) -> Executable:
+    """The lease's upsert with `answer`'s columns in its RETURNING, bound per request by
+    `acquire_lease`. Build it once (a module constant): constructing the statement was half
+    of a renewal's CPU in the backend (one every few seconds for every live run)."""
     holder: BindParameter[str] = bindparam("holder")
     now: BindParameter[datetime] = bindparam("now")
-    stmt = (
+    return (
         insert(AgentRun)
         .values(
             conversation_id=bindparam("conversation_id"),
@@ -356,9 +350,6 @@ def _lease_upsert(answer: tuple[ColumnElement[Any], ...]) -> Any:
         )
         .returning(AgentRun, *answer)  # the answer's columns in the same statement
     )
-    if len(_upserts) < 8:  # answer columns are module constants: a handful of sets at most
-        _upserts[key] = (answer, stmt)  # the columns kept alive, so their ids stay theirs
-    return stmt
 
 
 def _thread_columns() -> tuple[ColumnElement[Any], ...]:

@@ -8,6 +8,7 @@ import psycopg
 import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from backend import db
 
@@ -17,7 +18,7 @@ def _terminate(database_url: str, pid: int) -> None:
         conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
 
 
-async def _backend_pid(engine) -> int:
+async def _backend_pid(engine: AsyncEngine) -> int:
     async with engine.connect() as conn:
         return int(await conn.scalar(text("SELECT pg_backend_pid()")))
 

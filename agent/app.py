@@ -12,17 +12,16 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import gradio as gr
-import httpx
 import uvicorn
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 
 from agent import telemetry
 from agent.auth import UserAuthMiddleware
-from agent.backend_client import BackendClient, BackendError
+from agent.backend_client import UNANSWERED, BackendClient, BackendError
 from agent.config import Settings
 from agent.documents.uploads import uploads_only
-from agent.graph import build_agent, build_model, model_note, open_checkpointer
+from agent.graph import build_agent, build_model, close_model, model_note, open_checkpointer
 from agent.run import Runner
 from agent.runs import internal
 from agent.runs.cancel import CancelMarker, Cancels
@@ -96,7 +95,7 @@ async def _warm_up(client: BackendClient) -> None:
     """Fetch the service JWT now rather than on the first person's request."""
     try:
         await client.service_token()
-    except (BackendError, httpx.HTTPError) as exc:  # the backend may start after us
+    except (BackendError, *UNANSWERED) as exc:  # the backend may start after us
         log.info("service token not fetched at start-up: %s", exc)
 
 
@@ -170,6 +169,7 @@ def build_app(settings: Settings) -> FastAPI:
                 runner, holder.runner = holder.runner, None
                 if runner is not None:
                     await runner.viewers.aclose()
+                await close_model(model)
                 await client.aclose()
 
     app = FastAPI(title="agent-chat agent", lifespan=lifespan, docs_url=None, redoc_url=None)

@@ -8,7 +8,9 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
+import aiohttp
 import httpx
+from httpx_aiohttp import AiohttpTransport
 from tenacity import (
     AsyncRetrying,
     retry_if_exception_type,
@@ -60,13 +62,16 @@ class BackendClient:
         self._http = http or httpx.AsyncClient(
             base_url=settings.backend_url,
             timeout=httpx.Timeout(30.0, connect=5.0),
-            # As many kept alive as open: httpcore 1.0 closes every idle connection (and
-            # scans the pool once per connection) whenever more are open than it may keep,
-            # which under a few hundred runs meant a new TCP connection per backend call.
-            # An idle connection is dropped before uvicorn's 5 s keep-alive timeout closes it
-            # from the other end, so a write never goes out on a connection being closed.
-            limits=httpx.Limits(
-                max_connections=64, max_keepalive_connections=64, keepalive_expiry=4.0
+            # httpx's API over aiohttp's connections (httpx-aiohttp): aiohttp parses HTTP in
+            # C, where httpcore runs h11 and an anyio cancel scope per read and write; a
+            # backend call costs the agent about a third of the CPU (docs/architecture.md,
+            # "Per-turn cost"). Up to 64 connections, all kept alive; an idle one is dropped
+            # before uvicorn's 5 s keep-alive timeout closes it from the other end, so a
+            # write never goes out on a connection being closed.
+            transport=AiohttpTransport(
+                limits=httpx.Limits(
+                    max_connections=64, max_keepalive_connections=64, keepalive_expiry=4.0
+                )
             ),
         )
         self._service_token: str | None = None
@@ -141,21 +146,14 @@ class BackendClient:
         try:
             try:
                 return await send()
-            except httpx.TransportError:
+            except UNANSWERED:
                 if method.upper() != "GET":
                     raise
             # A read that found no connection: again, with the policy built only now.
             await asyncio.sleep(READ_RETRY_WAIT_S)
             return await _retrying()(send)
-        except httpx.TimeoutException as exc:
-            raise BackendError(
-                504, Code.BACKEND_TIMEOUT, "The backend did not answer in time"
-            ) from exc
-        except httpx.ConnectError as exc:
-            raise BackendUnreachable() from exc
-        except httpx.TransportError as exc:
-            # Sent, but the answer was lost (e.g. the backend restarted): it may have run.
-            raise BackendError(503, Code.BACKEND_UNAVAILABLE, "The backend is unreachable") from exc
+        except UNANSWERED as exc:
+            raise _unanswered(exc) from exc
 
     async def _send(
         self,
@@ -191,12 +189,32 @@ class BackendClient:
         )
 
 
+# What a request can end in without an answer: httpx's transport errors; and, from the aiohttp
+# transport, a timeout or an aiohttp error it does not translate.
+UNANSWERED = (httpx.TransportError, aiohttp.ClientError, TimeoutError)
+
+
+def _unanswered(exc: BaseException) -> BackendError:
+    """The BackendError of a request that got no answer.
+
+    The aiohttp transport reports every connection error as a connect timeout (a refused
+    connection, one the backend closed): the aiohttp error it wraps tells them apart.
+    """
+    cause = exc.__cause__ if isinstance(exc.__cause__, aiohttp.ClientError) else exc
+    if isinstance(cause, TimeoutError | httpx.TimeoutException):
+        return BackendError(504, Code.BACKEND_TIMEOUT, "The backend did not answer in time")
+    if isinstance(cause, aiohttp.ClientConnectorError | httpx.ConnectError):
+        return BackendUnreachable()  # never sent
+    # Sent, but the answer was lost (e.g. the backend restarted): it may have run.
+    return BackendError(503, Code.BACKEND_UNAVAILABLE, "The backend is unreachable")
+
+
 def _retrying() -> AsyncRetrying:
     """A retry policy for one read (its state is per call; writes skip it, they never retry)."""
     return AsyncRetrying(
         stop=stop_after_attempt(2),  # after the first try, made without it
         wait=wait_exponential(multiplier=READ_RETRY_WAIT_S * 2, max=2),
-        retry=retry_if_exception_type(httpx.TransportError),
+        retry=retry_if_exception_type(UNANSWERED),
         reraise=True,
     )
 

@@ -126,11 +126,18 @@ def build_model(settings: Settings) -> BaseChatModel:
     if not settings.llm_api_base:
         return DemoChatModel()
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else "not-needed"
+    timeout = settings.llm.request_timeout_s
     client = ChunkDicts(
         api_key=key,
         base_url=settings.llm_api_base,
-        timeout=settings.llm.request_timeout_s,
+        timeout=timeout,
         max_retries=0,
+        # The SDK's aiohttp transport (the `openai[aiohttp]` extra): it reads a streamed
+        # answer with aiohttp's C parser, where the default transport runs h11 and an anyio
+        # cancel scope for every chunk; a third of the CPU of a streamed call
+        # (docs/architecture.md, "Per-turn cost"). Its one misnomer, a refused connection
+        # reported as a connect timeout, is told apart in agent/middleware.py.
+        http_client=openai.DefaultAioHttpClient(timeout=timeout),
     )
     return ChatOpenAI(
         base_url=settings.llm_api_base,
@@ -138,11 +145,22 @@ def build_model(settings: Settings) -> BaseChatModel:
         model=settings.model_name,
         streaming=True,
         stream_usage=True,
-        timeout=settings.llm.request_timeout_s,
+        timeout=timeout,
         max_retries=0,  # LlmRetry retries once, visibly
+        # No per-chunk `asyncio.wait_for` (a task per streamed chunk): a silent stream ends
+        # at the transport's read timeout (`timeout`, between any two reads), and one that
+        # only trickles keep-alives at the run's deadline (agent.run_deadline_s).
+        stream_chunk_timeout=None,
         root_async_client=client,
         async_client=PlainCompletions(client),
     )
+
+
+async def close_model(model: BaseChatModel | None) -> None:
+    """Close the model's HTTP client (its aiohttp session and pooled connections)."""
+    client = getattr(model, "root_async_client", None)
+    if isinstance(client, openai.AsyncOpenAI):
+        await client.close()
 
 
 def model_note(settings: Settings) -> str | None:

@@ -12,7 +12,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from agent.backend_client import BackendClient, BackendError
@@ -56,6 +56,7 @@ class Lease:
         # A renewal found the conversation archived: this run had stalled past its lease, the
         # archive went through and deleted the thread, so the run must delete what it writes.
         self.archived = False
+        self._on_loss: list[Callable[[], None]] = []  # told at once when `lost` turns True
         self.grant: dict[str, Any] = {}  # the backend's answer to the first PUT (run hooks read it)
         self._path = f"/api/agent/conversations/{context.conversation_id}/lease"
         self._heartbeat: asyncio.Task[None] | None = None
@@ -108,7 +109,21 @@ class Lease:
                 if exc.status == 409:  # another holder, or the conversation was archived
                     self.lost = True
                     self.archived = exc.code == Code.CONVERSATION_ARCHIVED
+                    for callback in list(self._on_loss):
+                        callback()
                     return
+
+    @contextlib.contextmanager
+    def on_loss(self, callback: Callable[[], None]) -> Iterator[None]:
+        """Call `callback` as soon as the lease is found lost (at once if it already is),
+        while the block runs: a run that streams stops there, not at its next step."""
+        if self.lost:
+            callback()
+        self._on_loss.append(callback)
+        try:
+            yield
+        finally:
+            self._on_loss.remove(callback)
 
     async def release(self, parts: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Stop renewing and give the conversation back, storing the run's last `parts` (its

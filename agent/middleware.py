@@ -10,10 +10,12 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import aiohttp
 import openai
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
 from langchain.agents.middleware.types import ToolCallRequest
+from langchain_core.callbacks import adispatch_custom_event
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -30,7 +32,7 @@ from agent.trim import fit_to_budget, message_tokens
 log = logging.getLogger(__name__)
 
 MAX_ERROR_CHARS = 300
-RETRY_EVENT = {"type": "model_retry"}  # custom stream event: drop the text of the failed attempt
+RETRY_EVENT = "model_retry"  # custom callback event: drop the text of the failed attempt
 TOOL_BUDGET_MARK = "tool_budget_exhausted"  # response_metadata of the AI message ending such a run
 
 
@@ -245,16 +247,29 @@ class LlmRetry(AgentMiddleware[Any, Context, Any]):
                 if attempt == 2:
                     raise LlmError("The model returned a malformed tool call twice.")
                 log.warning("model returned a malformed tool call; retrying once")
-            request.runtime.stream_writer(RETRY_EVENT)
+            # to the run's callbacks, in order with the attempt's streamed tokens (AnswerText)
+            await adispatch_custom_event(RETRY_EVENT, {})
         raise AssertionError("unreachable")
 
 
 def describe_llm_error(exc: openai.APIError) -> str:
     if isinstance(exc, openai.APIStatusError):
         return f"The language model answered with an error (HTTP {exc.status_code})."
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, openai.APITimeoutError) and timed_out(exc):
         return "The language model did not answer in time."
     return "The language model could not be reached."
+
+
+def timed_out(exc: BaseException) -> bool:
+    """Whether a timeout error really is one. The SDK's aiohttp transport reports every
+    connection error as a connect timeout (a refused or reset connection among them): the
+    aiohttp error in its chain of causes says what happened."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, aiohttp.ClientError):
+            return isinstance(cause, TimeoutError)
+        cause = cause.__cause__
+    return True
 
 
 class ToolSchemas(AgentMiddleware[Any, Context, Any]):

@@ -1,5 +1,6 @@
 """This turn's assistant messages as the stream protocol shows them (CONTRACT.md), built from
-the agent's `messages`, `updates` and `custom` stream events.
+the agent's `updates` stream events (a model or tool step's messages, an interrupt) and, for the
+answer's text token by token, from the model's callbacks (`AnswerText`).
 
 Every snapshot is a fresh list of fresh dicts: Gradio diffs each yielded value against the
 previous one, so nothing it holds may change afterwards.
@@ -14,8 +15,11 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+from uuid import UUID
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolCall, ToolMessage
+from langchain_core.outputs import ChatGenerationChunk, GenerationChunk, LLMResult
 
 from agent.errors import Code
 from agent.hitl import Pending
@@ -23,6 +27,7 @@ from agent.middleware import RETRY_EVENT, ends_out_of_tool_budget
 from agent.tools.names import CONFIRM_TOOLS, title
 
 MAX_OUTPUT_CHARS = 50_000
+MODEL_NODE = "model"  # create_agent's node that calls the model
 MIN_INTERVAL_S = 0.05  # at most ~20 updates a second per stream ...
 FULL_RATE_STREAMS = 20  # ... while at most this many stream at once; then fewer, see _Pace
 MAX_INTERVAL_S = 0.25
@@ -201,21 +206,67 @@ class Turn:
         return text, {"parts": parts}
 
 
-def apply(turn: Turn, mode: str, data: Any) -> list[Pending]:
-    """Apply one agent stream event to `turn`; return confirmations it raised."""
-    if mode == "messages":
-        chunk, meta = data
-        if isinstance(chunk, AIMessageChunk) and meta.get("langgraph_node") == "model":
-            turn.text(chunk.id, chunk.text)
-    elif mode == "custom":
-        if data == RETRY_EVENT:
-            turn.drop_text()
-    elif mode == "updates":
-        return _apply_updates(turn, data)
-    return []
+class AnswerText(BaseCallbackHandler):
+    """The model node's answer text, token by token, written into `turn` as it arrives.
+
+    A handler of the run's own, inline and synchronous (no task, no coroutine per token): a
+    token reaches the turn from the model's stream directly, instead of through the graph's
+    `messages` stream (a queue, and a wake of the graph's loop and of the consumer per token).
+    `then` runs after each piece. The retry event (LlmRetry's, sent before it calls the model
+    again) withdraws the text of the failed attempt, in order with the tokens either side.
+    """
+
+    run_inline = True
+    ignore_chain = True  # model events and the retry event only
+    ignore_agent = True
+    ignore_retriever = True
+    ignore_retry = True
+
+    def __init__(self, turn: Turn, then: Callable[[], None] = lambda: None) -> None:
+        self.turn = turn
+        self.then = then
+        self._calls: set[UUID] = set()  # model calls of the agent's model node, not a tool's
+
+    def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[BaseMessage]],
+        *,
+        run_id: UUID,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if (metadata or {}).get("langgraph_node") == MODEL_NODE:
+            self._calls.add(run_id)
+
+    def on_llm_new_token(
+        self,
+        token: str | list[str | dict[str, Any]],
+        *,
+        chunk: GenerationChunk | ChatGenerationChunk | None = None,
+        run_id: UUID,
+        **kwargs: Any,
+    ) -> None:
+        if run_id not in self._calls or not isinstance(chunk, ChatGenerationChunk):
+            return
+        if isinstance(chunk.message, AIMessageChunk):
+            self.turn.text(chunk.message.id, chunk.message.text)
+            self.then()
+
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
+        self._calls.discard(run_id)
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._calls.discard(run_id)
+
+    def on_custom_event(self, name: str, data: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        if name == RETRY_EVENT:
+            self.turn.drop_text()
 
 
-def _apply_updates(turn: Turn, data: dict[str, Any]) -> list[Pending]:
+def apply(turn: Turn, data: dict[str, Any]) -> list[Pending]:
+    """Apply one `updates` event of the agent's stream to `turn`; the confirmations it
+    raised."""
     pending: list[Pending] = []
     for node, update in data.items():
         if node == "__interrupt__":
@@ -226,7 +277,7 @@ def _apply_updates(turn: Turn, data: dict[str, Any]) -> list[Pending]:
                 turn.tool_result(message)
             elif ends_out_of_tool_budget(message):
                 turn.error(Code.BUDGET_EXHAUSTED, "This request used up its tool-call budget.")
-            elif isinstance(message, AIMessage) and node == "model":
+            elif isinstance(message, AIMessage) and node == MODEL_NODE:
                 turn.model_message(message)
     return pending
 

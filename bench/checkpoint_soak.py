@@ -48,7 +48,7 @@ from sqlalchemy import text  # noqa: E402
 
 from agent.config import Settings as AgentSettings  # noqa: E402
 from agent.context import Context  # noqa: E402
-from agent.graph import build_agent, build_model, open_checkpointer  # noqa: E402
+from agent.graph import build_agent, build_model, close_model, open_checkpointer  # noqa: E402
 from backend.config import RetentionSettings  # noqa: E402
 from backend.db import create_engine  # noqa: E402
 from backend.migrate import upgrade  # noqa: E402
@@ -215,6 +215,7 @@ async def soak(args: argparse.Namespace, url: str, fake: FakeLLM, retention: boo
                         "elapsed_s": time.monotonic() - started,
                     }
                 )
+        await close_model(model)
     await engine.dispose()
     return figures
 

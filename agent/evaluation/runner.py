@@ -32,7 +32,7 @@ from agent.context import Context, Spent
 from agent.evaluation.cases import NumberedCase, Turn
 from agent.evaluation.identity import check_service, sign_in
 from agent.evaluation.sandbox import DryRunWrites
-from agent.graph import Agent, build_agent, build_model, recursion_limit
+from agent.graph import Agent, build_agent, build_model, close_model, recursion_limit
 from agent.middleware import LlmError, ends_out_of_tool_budget
 from agent.runs.hooks import RunInfo
 from agent.tools.registry import build_tools
@@ -202,12 +202,13 @@ async def evaluate(
     """Sign in, build the agent (`model`, else the configured one) and run every case."""
     user = await sign_in(settings, username=username, password=password)
     client = BackendClient(settings)
+    built = model or build_model(settings)
     try:
         await check_service(client)
         checkpointer = InMemorySaver()
         agent = build_agent(
             settings,
-            model=model or build_model(settings),
+            model=built,
             tools=build_tools(client),
             checkpointer=checkpointer,
             guards=[DryRunWrites()],
@@ -217,4 +218,6 @@ async def evaluate(
         )
         return await evaluator.run_all(cases, concurrency=concurrency, on_done=on_done)
     finally:
+        if model is None:
+            await close_model(built)
         await client.aclose()

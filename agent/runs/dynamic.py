@@ -24,10 +24,11 @@ from agent.documents import PreparedAttachments, prepare_attachments, store
 from agent.errors import AgentError, Code
 from agent.middleware import LlmError
 from agent.runs.skeleton import Run
-from agent.stream import apply
+from agent.stream import AnswerText, apply
 
 log = logging.getLogger(__name__)
-STREAM_MODES: list[StreamMode] = ["messages", "updates", "custom"]
+# Each step's messages; the answer's tokens come by callback (agent/stream.py, AnswerText).
+STREAM_MODE: StreamMode = "updates"
 # Each step's checkpoint is stored before the next step starts: a tool runs only once the model
 # turn that called it is in Postgres, so a process killed mid-tool leaves a call that the next
 # run closes as cancelled, never one that ran but was forgotten (bench/durability.py: cost).
@@ -54,17 +55,18 @@ class DynamicRun:
 
     async def execute(self, run: Run) -> None:
         pending: list[hitl.Pending] = []
+        config = run.config_with(AnswerText(run.turn, then=run.start_writes))
         try:
-            async with run.deadline():
-                async for mode, data in run.agent.astream(
+            async with run.streaming():
+                async for update in run.agent.astream(
                     self.graph_input,
-                    run.config,
+                    config,
                     context=run.context,
-                    stream_mode=STREAM_MODES,
+                    stream_mode=STREAM_MODE,
                     durability=DURABILITY,
                 ):
-                    pending.extend(apply(run.turn, mode, data))
-                    if run.deferring and _answering(mode, data):
+                    pending.extend(apply(run.turn, update))
+                    if run.deferring and _answering(update):
                         run.start_writes()
                     run.check()
         except (LlmError, StoreUnavailable) as exc:
@@ -203,8 +205,7 @@ def unanswered_question(snapshot: Any, content: Any) -> HumanMessage | None:
     return None
 
 
-def _answering(mode: str, data: Any) -> bool:
-    """Whether a stream event shows the model's answer (a token, a model or tool step)."""
-    if mode == "messages":
-        return True
-    return mode == "updates" and isinstance(data, dict) and bool({"model", "tools"} & data.keys())
+def _answering(update: Any) -> bool:
+    """Whether a step shows the model's answer (a model or tool step; AnswerText tells of the
+    tokens)."""
+    return isinstance(update, dict) and bool({"model", "tools"} & update.keys())

@@ -21,9 +21,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
 from typing import Any, Protocol
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
@@ -121,10 +122,14 @@ class Run:
         self.lease = lease
         self.hooks = tuple(hooks)
         self.recorder = CallRecorder()  # every model call of the turn, for its debug record
+        self.callbacks: list[BaseCallbackHandler] = [
+            self.recorder,
+            *(c for h in self.hooks for c in h.callbacks()),
+        ]
         self.config: RunnableConfig = {
             "configurable": {"thread_id": context.conversation_id},
             "recursion_limit": recursion_limit(services.settings),
-            "callbacks": [self.recorder, *(c for h in self.hooks for c in h.callbacks())],
+            "callbacks": self.callbacks,
         }
         self.human: HumanMessage | None = None  # the question as the thread holds it
         self.resources = resources.PreparedResources()
@@ -133,6 +138,10 @@ class Run:
         self._writes: list[asyncio.Task[Any]] = []
         self._deferred: list[Coroutine[Any, Any, Any]] = []
         self._finished = False
+
+    def config_with(self, *handlers: BaseCallbackHandler) -> RunnableConfig:
+        """The run's config with callback handlers of one step of its own added."""
+        return {**self.config, "callbacks": [*self.callbacks, *handlers]}
 
     # -- the lease and the deadline -----------------------------------------------------------
 
@@ -152,6 +161,26 @@ class Run:
         return asyncio.timeout(
             seconds if seconds is not None else self.settings.agent.run_deadline_s
         )
+
+    @contextlib.asynccontextmanager
+    async def streaming(self) -> AsyncIterator[None]:
+        """The run's deadline, brought forward to now when the lease is found lost: a kind
+        that streams a model's answer (its tokens reach the turn by callback, with no step of
+        the kind's own in between) stops mid-answer. Out of the block comes the lease's error,
+        as `check` raises it, or TimeoutError past the deadline."""
+        try:
+            async with self.deadline() as deadline:
+                loop = asyncio.get_running_loop()
+
+                def now() -> None:
+                    if not deadline.expired():
+                        deadline.reschedule(loop.time())
+
+                with self.lease.on_loss(now):
+                    yield
+        except TimeoutError:
+            self.check()
+            raise
 
     # -- writes -------------------------------------------------------------------------------
 

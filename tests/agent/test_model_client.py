@@ -1,11 +1,14 @@
 """The agent's model client (agent/graph.py `build_model`) keeps each streamed chunk as the
-provider's JSON instead of building the SDK's chunk models: what ChatOpenAI makes of a stream
-must be exactly what it makes with the SDK's own client, for text, tool calls split across
-chunks, usage, and a stream that breaks."""
+provider's JSON instead of building the SDK's chunk models, over the SDK's aiohttp transport:
+what ChatOpenAI makes of a stream must be exactly what it makes with the SDK's own client, for
+text, tool calls split across chunks, usage, a stream that breaks, a model that cannot be
+reached and one that stops answering (with no per-chunk timer of its own, the transport's read
+timeout ends a stalled stream)."""
 
 from __future__ import annotations
 
 import contextlib
+import socket
 from typing import Any
 
 import openai
@@ -23,6 +26,7 @@ from pydantic import SecretStr
 
 from agent.config import Settings
 from agent.graph import ChunkDicts, PlainCompletions, build_model
+from agent.middleware import describe_llm_error
 from tests.fakes.llm_server import FakeLLM
 
 TOOLS = [
@@ -140,6 +144,51 @@ async def test_a_stream_cut_mid_answer_fails_as_with_the_sdks_client(fake_llm: F
     finally:
         await _close(*models)
     assert errors[0] is errors[1]
+
+
+async def _failure(model: Any) -> str:
+    """How the agent describes the model call's failure (agent/middleware.py)."""
+    with pytest.raises(openai.APIError) as raised:
+        await model.ainvoke([HumanMessage("check dashboard 42")])
+    return describe_llm_error(raised.value)
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_a_model_that_cannot_be_reached_is_described_as_with_the_sdks_client() -> None:
+    # aiohttp's adapter reports a refused connection as a connect timeout; people must not
+    # be told the model was slow when it is not there at all
+    settings = Settings(llm_api_base=f"http://127.0.0.1:{_closed_port()}/v1")
+    ours, sdk = build_model(settings), _sdk_model(settings)
+    try:
+        described = [await _failure(ours), await _failure(sdk)]
+    finally:
+        await _close(ours, sdk)
+    assert described == ["The language model could not be reached."] * 2
+
+
+@pytest.mark.parametrize(
+    "response",
+    [{"hang_s": 5}, {"hang_after_tokens": 2, "text": "a b c d e"}],
+    ids=["no-answer", "stalls-mid-stream"],
+)
+async def test_a_model_that_stops_answering_times_out_as_with_the_sdks_client(
+    fake_llm: FakeLLM, response: dict[str, Any]
+) -> None:
+    settings = Settings(llm_api_base=fake_llm.url, llm={"request_timeout_s": 0.5})
+    ours, sdk = build_model(settings), _sdk_model(settings)
+    described = []
+    try:
+        for model in (ours, sdk):
+            fake_llm.enqueue(response)
+            described.append(await _failure(model))
+    finally:
+        await _close(ours, sdk)
+    assert described == ["The language model did not answer in time."] * 2
 
 
 HISTORY = [

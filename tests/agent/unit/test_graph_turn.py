@@ -16,7 +16,8 @@ from agent.config import Settings
 from agent.context import Context
 from agent.graph import build_agent, recursion_limit
 from agent.hitl import ConfirmationError, closing_messages, pending_of, resolve
-from agent.stream import Turn, apply
+from agent.runs.dynamic import STREAM_MODE
+from agent.stream import AnswerText, Turn, apply
 from tests.agent.unit.scripted import ScriptedModel, say
 
 RAN: list[str] = []
@@ -60,10 +61,9 @@ async def run(graph: Any, turn: Turn, value: Any) -> list[Any]:
         "recursion_limit": recursion_limit(Settings()),
     }
     pending = []
-    async for mode, data in graph.astream(
-        value, config, context=CONTEXT, stream_mode=["messages", "updates", "custom"]
-    ):
-        pending += apply(turn, mode, data)
+    config["callbacks"] = [AnswerText(turn)]  # as agent/runs/dynamic.py streams a turn
+    async for update in graph.astream(value, config, context=CONTEXT, stream_mode=STREAM_MODE):
+        pending += apply(turn, update)
     return pending
 
 

@@ -6,7 +6,9 @@ lease, a fake backend and a scripted model drive the run skeleton itself."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,11 +16,13 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langgraph.types import StateSnapshot
 
+from agent.backend_client import BackendError
 from agent.config import Settings
 from agent.context import Context
 from agent.diagnosis.chat import DiagnosisChat
 from agent.errors import AgentError, Code
 from agent.inputs import Options, Submit
+from agent.lease import Lease
 from agent.runs.skeleton import Run, RunKind, Services, drive
 from agent.stream import Turn
 from agent.workflows.definitions import Definition, LlmStep
@@ -67,6 +71,12 @@ class FakeLease:
 
     def thread_has(self, fact: str) -> bool:
         return True  # as a lease answer that says nothing of the thread
+
+    @contextlib.contextmanager
+    def on_loss(self, callback: Any) -> Iterator[None]:
+        if self.lost:
+            callback()
+        yield
 
 
 class FakeAgent:
@@ -179,3 +189,48 @@ async def test_a_bad_file_after_a_queued_write_still_stores_that_write() -> None
 
     assert error.code in (Code.UNSUPPORTED_FILE, Code.INVALID_INPUT)
     assert [b["content"] for b in backend.paths("POST", r"/messages$")] == ["rejected"]
+
+
+class Renewals(FakeBackend):
+    """Grants the lease, then refuses its first renewal: the conversation was archived (409),
+    as when a run stalled past its lease."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.puts = 0
+
+    async def call(self, context: Context, method: str, path: str, **kwargs: Any) -> Any:
+        if method == "PUT" and path.endswith("/lease"):
+            self.puts += 1
+            if self.puts > 1:
+                raise BackendError(409, Code.CONVERSATION_ARCHIVED, "archived")
+        return await super().call(context, method, path, **kwargs)
+
+
+async def test_a_run_streaming_an_answer_stops_mid_answer_once_its_lease_is_lost() -> None:
+    # The answer's tokens reach the turn by callback, with no step of the run's own in
+    # between: the lease's loss must end the streaming block itself, not the next step.
+    backend, agent = Renewals(), FakeAgent()
+    run = _run(backend, agent, FakeLease(), mode="dynamic", model=None)
+    run.lease = lease = Lease(backend, run.context, ttl_s=1.0)  # type: ignore[arg-type]
+    await lease.acquire()
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    try:
+        with pytest.raises(AgentError) as stopped:
+            async with run.streaming():
+                await asyncio.sleep(30)  # a long answer, streaming
+    finally:
+        await lease.release()
+    assert stopped.value.code == Code.CONVERSATION_ARCHIVED
+    assert loop.time() - started < 5  # the first renewal, at half the TTL, found it lost
+    assert backend.puts == 2
+
+
+async def test_a_run_streaming_past_its_deadline_times_out_as_before() -> None:
+    backend, agent = FakeBackend(), FakeAgent()
+    run = _run(backend, agent, FakeLease(), mode="dynamic", model=None)
+    run.settings = Settings(agent={"run_deadline_s": 0.1})
+    with pytest.raises(TimeoutError):
+        async with run.streaming():
+            await asyncio.sleep(30)

@@ -5,20 +5,26 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 
 from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
+from langchain_core.outputs import ChatGenerationChunk
 
 from agent.hitl import Pending
 from agent.middleware import RETRY_EVENT, TOOL_BUDGET_MARK
-from agent.stream import MAX_OUTPUT_CHARS, Turn, apply, updates
+from agent.stream import MAX_OUTPUT_CHARS, AnswerText, Turn, apply, updates
 from tests.agent.unit.scripted import approval, say
 
-MODEL = {"langgraph_node": "model"}
 
-
-def stream_text(turn: Turn, run_id: str, *deltas: str) -> None:
+def stream_text(turn: Turn, message_id: str, *deltas: str, node: str = "model") -> AnswerText:
+    """One model call of `node` streaming `deltas` (as message `message_id`) through the run's
+    token handler, as ChatOpenAI's stream calls it."""
+    text, call = AnswerText(turn), uuid.uuid4()
+    text.on_chat_model_start({}, [[]], run_id=call, metadata={"langgraph_node": node})
     for delta in deltas:
-        apply(turn, "messages", (AIMessageChunk(content=delta, id=run_id), MODEL))
+        piece = ChatGenerationChunk(message=AIMessageChunk(content=delta, id=message_id))
+        text.on_llm_new_token(delta, chunk=piece, run_id=call)
+    return text
 
 
 def kinds(turn: Turn) -> list[str]:
@@ -36,7 +42,7 @@ def test_the_deltas_of_one_model_call_grow_one_message_and_a_new_call_starts_ano
 
 def test_text_of_another_node_and_empty_deltas_are_not_shown():
     turn = Turn("t")
-    apply(turn, "messages", (AIMessageChunk(content="hidden", id="r"), {"langgraph_node": "x"}))
+    stream_text(turn, "r", "hidden", node="tools")
     stream_text(turn, "r", "")
 
     assert turn.snapshot() == [] and turn.version == 0
@@ -44,8 +50,7 @@ def test_text_of_another_node_and_empty_deltas_are_not_shown():
 
 def test_a_retried_call_drops_its_partial_text():
     turn = Turn("t")
-    stream_text(turn, "run-1", "half an ans")
-    apply(turn, "custom", RETRY_EVENT)
+    stream_text(turn, "run-1", "half an ans").on_custom_event(RETRY_EVENT, {}, run_id=uuid.uuid4())
     stream_text(turn, "run-1", "The answer.")
 
     assert [m["content"] for m in turn.snapshot()] == ["The answer."]
@@ -54,8 +59,8 @@ def test_a_retried_call_drops_its_partial_text():
 def test_a_finished_call_that_streamed_nothing_still_shows_its_text_once():
     turn = Turn("t")
     stream_text(turn, "run-1", "Streamed.")
-    apply(turn, "updates", {"model": {"messages": [AIMessage("Streamed.", id="run-1")]}})
-    apply(turn, "updates", {"model": {"messages": [AIMessage("Not streamed.", id="run-2")]}})
+    apply(turn, {"model": {"messages": [AIMessage("Streamed.", id="run-1")]}})
+    apply(turn, {"model": {"messages": [AIMessage("Not streamed.", id="run-2")]}})
 
     assert [m["content"] for m in turn.snapshot()] == ["Streamed.", "Not streamed."]
 
@@ -63,12 +68,12 @@ def test_a_finished_call_that_streamed_nothing_still_shows_its_text_once():
 def test_a_tool_card_starts_pending_and_ends_in_place_with_its_output():
     turn = Turn("t")
     call = say("Looking.", ("search_dashboards", "call_1", {"query": "sales"}))
-    apply(turn, "updates", {"model": {"messages": [call]}})
+    apply(turn, {"model": {"messages": [call]}})
     started = turn.snapshot()[1]["metadata"]
     assert turn.is_open("call_1")
 
     result = ToolMessage('{"items": [1]}', tool_call_id="call_1", name="search_dashboards")
-    apply(turn, "updates", {"tools": {"messages": [result]}})
+    apply(turn, {"tools": {"messages": [result]}})
 
     assert started["type"] == "tool_start" and started["status"] == "pending"
     assert started["title"] == "Searching dashboards" and started["input"] == {"query": "sales"}
@@ -81,12 +86,11 @@ def test_a_tool_card_starts_pending_and_ends_in_place_with_its_output():
 
 def test_a_failed_call_ends_as_tool_error_with_its_code_or_a_generic_one():
     turn = Turn("t")
-    apply(turn, "updates", {"model": {"messages": [say("", ("get_dashboard", "a", {}))]}})
-    apply(turn, "updates", {"model": {"messages": [say("", ("get_dashboard", "b", {}))]}})
+    apply(turn, {"model": {"messages": [say("", ("get_dashboard", "a", {}))]}})
+    apply(turn, {"model": {"messages": [say("", ("get_dashboard", "b", {}))]}})
     coded = json.dumps({"error": {"code": "FORBIDDEN", "message": "no"}})
     apply(
         turn,
-        "updates",
         {
             "tools": {
                 "messages": [
@@ -109,7 +113,7 @@ def test_a_failed_call_ends_as_tool_error_with_its_code_or_a_generic_one():
 
 def test_a_confirm_tool_gets_no_running_card_and_its_rejection_reads_rejected():
     turn = Turn("t")
-    apply(turn, "updates", {"model": {"messages": [say("", ("deploy_dashboard", "c", {}))]}})
+    apply(turn, {"model": {"messages": [say("", ("deploy_dashboard", "c", {}))]}})
     assert turn.snapshot() == []  # it waits for a person, it is not running
 
     rejected = ToolMessage(
@@ -119,7 +123,7 @@ def test_a_confirm_tool_gets_no_running_card_and_its_rejection_reads_rejected():
         status="error",
         additional_kwargs={"lc_source": "hitl_interrupt_decision"},
     )
-    apply(turn, "updates", {"tools": {"messages": [rejected]}})
+    apply(turn, {"tools": {"messages": [rejected]}})
 
     (card,) = [m["metadata"] for m in turn.snapshot()]
     assert card["type"] == "tool_error" and card["error"]["code"] == "REJECTED"
@@ -128,7 +132,7 @@ def test_a_confirm_tool_gets_no_running_card_and_its_rejection_reads_rejected():
 
 def test_an_interrupt_is_returned_as_pending_and_shown_as_a_confirm_card():
     turn = Turn("thread-9")
-    pending = apply(turn, "updates", {"__interrupt__": [approval("c", dashboard_id=3)]})
+    pending = apply(turn, {"__interrupt__": [approval("c", dashboard_id=3)]})
     assert [p.call_id for p in pending] == ["c"]
 
     turn.confirm(pending[0])
@@ -143,7 +147,7 @@ def test_an_interrupt_is_returned_as_pending_and_shown_as_a_confirm_card():
 def test_the_tool_call_budget_ends_the_turn_with_budget_exhausted():
     turn = Turn("t")
     end = AIMessage("x", response_metadata={TOOL_BUDGET_MARK: True})  # RunBudget's last message
-    apply(turn, "updates", {"model": {"messages": [AIMessage("plain"), end]}})
+    apply(turn, {"model": {"messages": [AIMessage("plain"), end]}})
 
     assert [m["metadata"].get("type", "text") for m in turn.snapshot()] == ["text", "error"]
     assert turn.snapshot()[1]["metadata"]["code"] == "BUDGET_EXHAUSTED"
@@ -151,7 +155,7 @@ def test_the_tool_call_budget_ends_the_turn_with_budget_exhausted():
 
 def test_a_huge_output_is_shown_as_a_preview():
     turn = Turn("t")
-    apply(turn, "updates", {"model": {"messages": [say("", ("read_file", "f", {}))]}})
+    apply(turn, {"model": {"messages": [say("", ("read_file", "f", {}))]}})
     turn.tool_result(ToolMessage("z" * (MAX_OUTPUT_CHARS + 1), tool_call_id="f", name="read_file"))
 
     output = turn.snapshot()[0]["metadata"]["output"]
@@ -161,7 +165,7 @@ def test_a_huge_output_is_shown_as_a_preview():
 def test_the_record_keeps_the_text_of_plain_messages_and_every_part():
     turn = Turn("t")
     stream_text(turn, "r1", "First.")
-    apply(turn, "updates", {"model": {"messages": [say("", ("list_tables", "l", {}))]}})
+    apply(turn, {"model": {"messages": [say("", ("list_tables", "l", {}))]}})
     stream_text(turn, "r2", "Second.")
     turn.notice("TRUNCATED", "Your message was cut.")
 
@@ -212,7 +216,7 @@ async def test_updates_coalesce_text_but_show_a_card_at_once_and_always_the_last
     await asyncio.sleep(0)  # the first text goes out at once
     for delta in "bcdefgh":
         stream_text(turn, "r", delta)  # within one interval: coalesced
-    apply(turn, "updates", {"model": {"messages": [say("", ("list_tables", "l", {}))]}})
+    apply(turn, {"model": {"messages": [say("", ("list_tables", "l", {}))]}})
     await asyncio.sleep(0.01)
     turn.finish()
     await asyncio.wait_for(reader, 5)

@@ -20,7 +20,7 @@ from tenacity import (
 
 from agent.config import Settings
 from agent.context import Context
-from agent.errors import Code
+from agent.errors import Code, aiohttp_error
 
 READ_RETRY_WAIT_S = 0.2  # a read that found no connection is sent again after this, then 0.4
 
@@ -195,12 +195,9 @@ UNANSWERED = (httpx.TransportError, aiohttp.ClientError, TimeoutError)
 
 
 def _unanswered(exc: BaseException) -> BackendError:
-    """The BackendError of a request that got no answer.
-
-    The aiohttp transport reports every connection error as a connect timeout (a refused
-    connection, one the backend closed): the aiohttp error it wraps tells them apart.
-    """
-    cause = exc.__cause__ if isinstance(exc.__cause__, aiohttp.ClientError) else exc
+    """The BackendError of a request that got no answer (from the aiohttp error the
+    transport wraps, when there is one: its own error is always a connect timeout)."""
+    cause = aiohttp_error(exc) or exc
     if isinstance(cause, TimeoutError | httpx.TimeoutException):
         return BackendError(504, Code.BACKEND_TIMEOUT, "The backend did not answer in time")
     if isinstance(cause, aiohttp.ClientConnectorError | httpx.ConnectError):

@@ -11,6 +11,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
+import aiohttp
+
 
 class Code(StrEnum):
     """Every code a stream message (`error`, `notice`, a tool card's `error`) can carry."""
@@ -110,3 +112,18 @@ class Unavailable(AgentError):
     """The backend or the conversation store is not answering."""
 
     code = Code.BACKEND_UNAVAILABLE
+
+
+def aiohttp_error(exc: BaseException) -> aiohttp.ClientError | None:
+    """The aiohttp error in `exc`'s chain of causes (`exc` itself included), if any.
+
+    The aiohttp transports under the backend client (httpx-aiohttp) and the model client (the
+    OpenAI SDK's) report every connection error as a connect timeout, a refused connection and
+    one the server closed among them: the aiohttp error they wrap says what happened.
+    """
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, aiohttp.ClientError):
+            return cause
+        cause = cause.__cause__
+    return None

@@ -10,7 +10,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import aiohttp
 import openai
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
@@ -25,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from agent.backend_client import BackendError
 from agent.context import Context
-from agent.errors import Code, LlmFailure
+from agent.errors import Code, LlmFailure, aiohttp_error
 from agent.prompts import NO_TOOLS_NOTE, focus_note
 from agent.trim import fit_to_budget, message_tokens
 
@@ -261,15 +260,9 @@ def describe_llm_error(exc: openai.APIError) -> str:
 
 
 def timed_out(exc: BaseException) -> bool:
-    """Whether a timeout error really is one. The SDK's aiohttp transport reports every
-    connection error as a connect timeout (a refused or reset connection among them): the
-    aiohttp error in its chain of causes says what happened."""
-    cause: BaseException | None = exc
-    while cause is not None:
-        if isinstance(cause, aiohttp.ClientError):
-            return isinstance(cause, TimeoutError)
-        cause = cause.__cause__
-    return True
+    """Whether a timeout error really is one (the aiohttp transport's is not always)."""
+    cause = aiohttp_error(exc)
+    return cause is None or isinstance(cause, TimeoutError)
 
 
 class ToolSchemas(AgentMiddleware[Any, Context, Any]):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from types import MappingProxyType
 from typing import Any
 
 from sqlalchemy import (
@@ -278,7 +277,7 @@ async def acquire_lease(
     run_id: str | None = None,
     owner_url: str | None = None,
     upsert: Executable,
-    params: Mapping[str, Any] = MappingProxyType({}),
+    params: Mapping[str, Any],
 ) -> tuple[AgentRun, Row[Any]]:
     """Take or renew the run lease atomically; another live holder means CONVERSATION_BUSY,
     an archived conversation CONVERSATION_ARCHIVED (no run starts on one, nor goes on).
@@ -320,7 +319,7 @@ async def acquire_lease(
     return run, facts
 
 
-def lease_upsert(answer: Sequence[ColumnElement[Any]] = ()) -> Executable:
+def lease_upsert(answer: Sequence[ColumnElement[Any]]) -> Executable:
     """The lease's upsert with `answer`'s columns in its RETURNING, bound per request by
     `acquire_lease`. Build it once (a module constant): constructing the statement was half
     of a renewal's CPU in the backend (one every few seconds for every live run)."""

@@ -61,6 +61,26 @@ class Code(StrEnum):
     BACKEND_TIMEOUT = "BACKEND_TIMEOUT"
 
 
+# The backend's codes (backend/codes.py `Code`) the agent reads from an error envelope and acts
+# on. The agent never imports backend/; tests/agent/unit/test_codes.py checks that each one is a
+# member of the backend's enumeration, so a code renamed there fails a test, not a run.
+BACKEND_CODES: frozenset[str] = frozenset(
+    {
+        Code.UNAUTHORIZED,  # runs/skeleton.py: the user's token refused
+        Code.TOKEN_EXPIRED,
+        Code.FORBIDDEN,  # diagnosis/projection.py
+        Code.NOT_FOUND,
+        Code.INVALID_INPUT,
+        Code.CONVERSATION_BUSY,  # lease.py, workflows/run.py: the lease is someone else's
+        Code.CONVERSATION_ARCHIVED,  # lease.py, runs/skeleton.py: archived under the run
+        Code.NO_ACTIVE_RUN,  # runs/viewers.py: nothing to attach to
+        "SQL_REJECTED",  # diagnosis/projection.py: a query's refusal, each with its sentence
+        "SQL_ERROR",
+        "SQL_TIMEOUT",
+    }
+)
+
+
 class AgentError(Exception):
     """A failure with a stream code, a message that is safe to show, and optional details."""
 

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from starlette.requests import Request
 
+from backend.codes import Code
 from backend.errors import AppError
 
 T = TypeVar("T")
@@ -19,7 +20,7 @@ class ClientGone(AppError):
     """The client closed the connection before the answer (nginx's 499); nobody reads this."""
 
     status_code = 499
-    code = "CLIENT_CLOSED_REQUEST"
+    code = Code.CLIENT_CLOSED_REQUEST
 
 
 async def _disconnected(request: Request) -> None:

@@ -16,12 +16,14 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from backend.codes import Code
+
 log = logging.getLogger("backend.errors")
 
 
 class AppError(Exception):
     status_code = 400
-    code = "BAD_REQUEST"
+    code: str = Code.BAD_REQUEST
 
     def __init__(
         self, message: str, *, code: str | None = None, details: dict[str, Any] | None = None
@@ -34,37 +36,37 @@ class AppError(Exception):
 
 class Unauthorized(AppError):
     status_code = 401
-    code = "UNAUTHORIZED"
+    code = Code.UNAUTHORIZED
 
 
 class Forbidden(AppError):
     status_code = 403
-    code = "FORBIDDEN"
+    code = Code.FORBIDDEN
 
 
 class NotFound(AppError):
     status_code = 404
-    code = "NOT_FOUND"
+    code = Code.NOT_FOUND
 
 
 class Conflict(AppError):
     status_code = 409
-    code = "CONFLICT"
+    code = Code.CONFLICT
 
 
 class PayloadTooLarge(AppError):
     status_code = 413
-    code = "PAYLOAD_TOO_LARGE"
+    code = Code.PAYLOAD_TOO_LARGE
 
 
 class Unprocessable(AppError):
     status_code = 422
-    code = "INVALID_INPUT"
+    code = Code.INVALID_INPUT
 
 
 class ServiceUnavailable(AppError):
     status_code = 503
-    code = "UNAVAILABLE"
+    code = Code.UNAVAILABLE
 
 
 class ErrorBody(BaseModel):
@@ -80,15 +82,15 @@ class ErrorResponse(BaseModel):
 
 
 _HTTP_CODES = {
-    400: "BAD_REQUEST",
-    401: "UNAUTHORIZED",
-    403: "FORBIDDEN",
-    404: "NOT_FOUND",
-    405: "METHOD_NOT_ALLOWED",
-    409: "CONFLICT",
-    413: "PAYLOAD_TOO_LARGE",
-    422: "INVALID_INPUT",
-    429: "RATE_LIMITED",
+    400: Code.BAD_REQUEST,
+    401: Code.UNAUTHORIZED,
+    403: Code.FORBIDDEN,
+    404: Code.NOT_FOUND,
+    405: Code.METHOD_NOT_ALLOWED,
+    409: Code.CONFLICT,
+    413: Code.PAYLOAD_TOO_LARGE,
+    422: Code.INVALID_INPUT,
+    429: Code.RATE_LIMITED,
 }
 
 
@@ -130,7 +132,7 @@ def _unparseable(exc: Exception) -> JSONResponse:
         "msg": f"The body cannot be parsed ({reason})",
         "type": "json_invalid",
     }
-    return envelope(422, "INVALID_INPUT", "Request is invalid", {"errors": [error]})
+    return envelope(422, Code.INVALID_INPUT, "Request is invalid", {"errors": [error]})
 
 
 def install_handlers(app: FastAPI) -> None:
@@ -145,13 +147,13 @@ def install_handlers(app: FastAPI) -> None:
             {"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
             for e in exc.errors()
         ]
-        return envelope(422, "INVALID_INPUT", "Request is invalid", {"errors": errors})
+        return envelope(422, Code.INVALID_INPUT, "Request is invalid", {"errors": errors})
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         if exc.status_code == 400 and exc.detail == _UNPARSEABLE_BODY:
             return _unparseable(exc)
-        code = _HTTP_CODES.get(exc.status_code, "HTTP_ERROR")
+        code = _HTTP_CODES.get(exc.status_code, Code.HTTP_ERROR)
         return envelope(exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {}))
 
     @app.exception_handler(DBAPIError)
@@ -163,7 +165,9 @@ def install_handlers(app: FastAPI) -> None:
         # e.g. a NUL character in text or JSON. That is bad input, not a server fault.
         if sqlstate.startswith("22"):
             log.warning("rejected value: sqlstate=%s path=%s", sqlstate, request.url.path)
-            return envelope(422, "INVALID_INPUT", "Request contains a value that cannot be stored")
+            return envelope(
+                422, Code.INVALID_INPUT, "Request contains a value that cannot be stored"
+            )
         return await _unexpected(request, exc)
 
     for lost in UNREACHABLE:
@@ -180,7 +184,7 @@ def install_handlers(app: FastAPI) -> None:
         log.exception("unhandled error request_id=%s path=%s", request_id, request.url.path)
         return envelope(
             500,
-            "INTERNAL",
+            Code.INTERNAL,
             "Internal server error",
             {"request_id": request_id},
             headers={"X-Request-ID": request_id},
@@ -198,7 +202,6 @@ UNREACHABLE: tuple[type[Exception], ...] = (
 # SQLSTATE classes of a lost server: 08 connection exception, 57 operator intervention
 # (admin shutdown, the database starting up), 53 insufficient resources (too many clients).
 _LOST_SQLSTATES = ("08", "57", "53")
-STORE_UNAVAILABLE = "STORE_UNAVAILABLE"
 
 
 def store_unreachable(exc: BaseException) -> bool:
@@ -227,7 +230,7 @@ def _store_unavailable(request: Request, exc: BaseException) -> JSONResponse:
     log.warning("database unreachable: %s path=%s", type(exc).__name__, request.url.path)
     return envelope(
         503,
-        STORE_UNAVAILABLE,
+        Code.STORE_UNAVAILABLE,
         "The database is not answering; try again.",
         headers={"Retry-After": "1"},
     )

@@ -13,6 +13,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.audit.models import AuditEvent
+from backend.codes import Code
 from backend.errors import AppError
 from backend.principal import Principal
 
@@ -87,7 +88,7 @@ async def run_read(
         raise
     except asyncio.CancelledError:
         # The caller went away mid-read (e.g. the agent's run was stopped): still one row.
-        trail("failure", {"code": "CANCELLED"})
+        trail("failure", {"code": Code.CANCELLED})
         await asyncio.shield(session.commit())
         raise
     trail("success", {})

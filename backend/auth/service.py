@@ -10,6 +10,7 @@ from backend.audit import service as audit
 from backend.auth import tokens
 from backend.auth.models import ServiceClient, User
 from backend.auth.schemas import LoginResponse, TokenResponse, UserCreate, UserRead
+from backend.codes import Code
 from backend.config import Settings
 from backend.errors import Conflict, Unauthorized
 from backend.principal import Principal
@@ -42,7 +43,7 @@ async def login(
             request_id=request_id,
         )
         await session.commit()
-        raise Unauthorized(_BAD_LOGIN, code="INVALID_CREDENTIALS")
+        raise Unauthorized(_BAD_LOGIN, code=Code.INVALID_CREDENTIALS)
     token, ttl = tokens.issue(settings, sub=str(user.id), roles=list(user.roles), typ="user")
     actor = Principal(user.id, user.username, list(user.roles), None, request_id)
     audit.record(
@@ -79,7 +80,7 @@ async def service_token(
     )
     await session.commit()
     if outcome == "failure":
-        raise Unauthorized("Invalid client credentials", code="INVALID_CREDENTIALS")
+        raise Unauthorized("Invalid client credentials", code=Code.INVALID_CREDENTIALS)
     token, ttl = tokens.issue(settings, sub=client_id, roles=["service"], typ="service")
     return TokenResponse(access_token=token, expires_in=ttl)
 
@@ -95,7 +96,7 @@ async def create_user(*, session: AsyncSession, actor: Principal, data: UserCrea
         await session.flush()
     except IntegrityError as exc:
         await session.rollback()
-        raise Conflict(f"Username {data.username!r} is taken", code="USERNAME_TAKEN") from exc
+        raise Conflict(f"Username {data.username!r} is taken", code=Code.USERNAME_TAKEN) from exc
     audit.record(
         session=session,
         actor=actor,

@@ -15,6 +15,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from agent_chat.verified import Expired, Verified
+from backend.codes import Code
 from backend.config import Settings
 from backend.errors import Unauthorized
 
@@ -84,7 +85,7 @@ def verify(settings: Settings, token: str, *, expected: TokenType) -> Claims:
     try:
         claims = _VERIFIED.get(key)
     except Expired as exc:
-        raise Unauthorized("Token has expired", code="TOKEN_EXPIRED") from exc
+        raise Unauthorized("Token has expired", code=Code.TOKEN_EXPIRED) from exc
     if claims is None:
         claims = _decode(settings, token, expected=expected)
         _VERIFIED.put(key, claims, claims.exp)
@@ -102,7 +103,7 @@ def _decode(settings: Settings, token: str, *, expected: TokenType) -> Claims:
             options={"require": ["sub", "typ", "exp", "iat", "iss", "aud"]},
         )
     except jwt.ExpiredSignatureError as exc:
-        raise Unauthorized("Token has expired", code="TOKEN_EXPIRED") from exc
+        raise Unauthorized("Token has expired", code=Code.TOKEN_EXPIRED) from exc
     except jwt.PyJWTError as exc:
         raise Unauthorized("Invalid token") from exc
     if payload.get("typ") != expected:

@@ -8,6 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.audit import service as audit
+from backend.codes import Code
 from backend.config import Settings
 from backend.conversations import service as conversations
 from backend.conversations.attachment_models import Attachment
@@ -27,7 +28,7 @@ def _check_limits(settings: Settings, data: AttachmentBatch) -> None:
         if item.size > settings.agent.max_file_bytes:
             raise PayloadTooLarge(
                 f"{item.name} is larger than {settings.agent.max_file_bytes} bytes",
-                code="FILE_TOO_LARGE",
+                code=Code.FILE_TOO_LARGE,
                 details={"name": item.name, "limit": settings.agent.max_file_bytes},
             )
 
@@ -45,7 +46,7 @@ async def create_many(
         session=session, actor=actor, conversation_id=conversation_id
     )
     if conversation.is_archived:
-        raise Conflict("Conversation is archived", code="CONVERSATION_ARCHIVED")
+        raise Conflict("Conversation is archived", code=Code.CONVERSATION_ARCHIVED)
     _check_limits(settings, data)
     if data.message_id is not None:
         message = await session.get(Message, data.message_id)

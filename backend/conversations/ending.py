@@ -20,6 +20,7 @@ import uuid
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from backend.codes import Code
 from backend.conversations import service
 from backend.conversations.schemas import MessageCreate, PartError, RunEnd, RunEndRead
 from backend.debug import service as debug_service
@@ -34,7 +35,7 @@ def _refused(exc: ValidationError | AppError) -> PartError:
     if isinstance(exc, ValidationError):
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or "body"
-        return PartError(code="INVALID_INPUT", message=f"{where}: {first.get('msg', '')}"[:300])
+        return PartError(code=Code.INVALID_INPUT, message=f"{where}: {first.get('msg', '')}"[:300])
     return PartError(code=exc.code, message=exc.message)
 
 
@@ -66,7 +67,7 @@ async def end_run(
     if data.debug is not None:
         if answer.message_id is None:
             answer.errors["debug"] = PartError(
-                code="NO_MESSAGE", message="A debug record needs the turn's history row"
+                code=Code.NO_MESSAGE, message="A debug record needs the turn's history row"
             )
         else:
             try:

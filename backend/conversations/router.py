@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
 
+from backend.codes import Code
 from backend.conversations import ending, search, service
 from backend.conversations.checkpoints import Checkpoints
 from backend.conversations.models import AgentRun, Message
@@ -235,7 +236,7 @@ async def read_lease(conversation_id: uuid.UUID, principal: AgentPrincipal, sess
     no run holds it or it is someone else's conversation."""
     run = await service.live_run(session=session, actor=principal, conversation_id=conversation_id)
     if run is None:
-        raise NotFound("No run holds this conversation", code="NO_ACTIVE_RUN")
+        raise NotFound("No run holds this conversation", code=Code.NO_ACTIVE_RUN)
     return _lease(run, expired=run.expires_at <= utcnow())
 
 

@@ -24,6 +24,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.audit import service as audit
+from backend.codes import Code
 from backend.conversations.checkpoints import Checkpoints
 from backend.conversations.models import AgentRun, Conversation, Message
 from backend.conversations.schemas import MessageCreate
@@ -163,12 +164,12 @@ async def archive(
             resource_type="conversation",
             resource_id=str(conversation_id),
             outcome="failure",
-            details={"reason": "CONVERSATION_BUSY"},
+            details={"reason": Code.CONVERSATION_BUSY},
         )
         await session.commit()
         raise Conflict(
             "A reply is still being written in this conversation; archive it when it ends",
-            code="CONVERSATION_BUSY",
+            code=Code.CONVERSATION_BUSY,
         )
     conversation.is_archived = True
     # Deleted while the lock is held, before the commit: if the commit fails the conversation
@@ -220,7 +221,7 @@ async def append_message(
         if stored is not None:
             return stored
     if conversation.is_archived:
-        raise Conflict("Conversation is archived", code="CONVERSATION_ARCHIVED")
+        raise Conflict("Conversation is archived", code=Code.CONVERSATION_ARCHIVED)
     message = Message(
         conversation_id=conversation_id,
         role=data.role,
@@ -288,7 +289,7 @@ async def acquire_lease(
     if conversation.is_archived:
         await session.rollback()
         raise Conflict(
-            "This conversation is archived; restore it first", code="CONVERSATION_ARCHIVED"
+            "This conversation is archived; restore it first", code=Code.CONVERSATION_ARCHIVED
         )
     now = utcnow()
     values = {
@@ -302,7 +303,7 @@ async def acquire_lease(
     row = (await session.execute(upsert, {**params, **values})).one_or_none()
     if row is None:
         await session.rollback()
-        raise Conflict("Another run holds this conversation", code="CONVERSATION_BUSY")
+        raise Conflict("Another run holds this conversation", code=Code.CONVERSATION_BUSY)
     run, facts = row[0], row
     if run.acquired_at != now:  # a heartbeat renewal: not worth an audit row every few seconds
         await session.commit()

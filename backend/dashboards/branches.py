@@ -11,6 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.audit import service as audit
+from backend.codes import Code
 from backend.config import Settings
 from backend.dashboards import service
 from backend.dashboards.definition import (
@@ -92,7 +93,7 @@ async def create(
     main = await service.main_version(session=session, dashboard=dashboard)
     taken = Conflict(
         f"Dashboard {dashboard_id} already has a branch named {name!r}",
-        code="BRANCH_EXISTS",
+        code=Code.BRANCH_EXISTS,
         details={"dashboard_id": dashboard_id, "name": name},
     )
     if await session.scalar(
@@ -125,7 +126,7 @@ async def create(
 
 
 def _invalid(message: str, errors: list[dict[str, Any]]) -> Unprocessable:
-    return Unprocessable(message, code="INVALID_DEFINITION", details={"errors": errors})
+    return Unprocessable(message, code=Code.INVALID_DEFINITION, details={"errors": errors})
 
 
 def _checked(
@@ -166,7 +167,7 @@ async def commit(
         raise _invalid(exc.message, [{"change": exc.change, "msg": exc.message}]) from exc
     definition = _checked(edited, data.changes, settings)
     if definition == head.definition:
-        raise Unprocessable("The changes leave the definition as it is", code="NO_CHANGES")
+        raise Unprocessable("The changes leave the definition as it is", code=Code.NO_CHANGES)
     version = DashboardVersion(
         dashboard_id=branch.dashboard_id,
         parent_version_id=head.id,
@@ -211,12 +212,12 @@ async def merge(*, session: AsyncSession, actor: Principal, branch_id: int) -> M
     )
     assert dashboard is not None
     if dashboard.main_version_id == branch.head_version_id:
-        raise Conflict("main already points at the branch head", code="NOTHING_TO_MERGE")
+        raise Conflict("main already points at the branch head", code=Code.NOTHING_TO_MERGE)
     lineage = _lineage(await _parents(session, dashboard.id), branch.head_version_id)
     if dashboard.main_version_id not in lineage:
         raise Conflict(
             "main has moved since the branch started: not a fast-forward",
-            code="NOT_FAST_FORWARD",
+            code=Code.NOT_FAST_FORWARD,
             details={"main_version_id": dashboard.main_version_id},
         )
     previous = dashboard.main_version_id

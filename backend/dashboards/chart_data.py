@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from backend.codes import Code
 from backend.config import Settings
 from backend.dashboards import service
 from backend.dashboards.models import Dashboard, DashboardVersion
@@ -23,7 +24,7 @@ from backend.errors import AppError, NotFound, Unprocessable
 class ChartInvalid(Unprocessable):
     """The chart's definition cannot produce what it promises."""
 
-    code = "CHART_INVALID"
+    code = Code.CHART_INVALID
 
 
 async def _version(

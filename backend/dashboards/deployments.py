@@ -10,6 +10,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.audit import service as audit
+from backend.codes import Code
 from backend.config import Settings
 from backend.dashboards import service, validation
 from backend.dashboards.models import Dashboard, Deployment, EnvironmentState
@@ -93,7 +94,7 @@ def _refuse(
     )
     return Conflict(
         f"Version {run.version_id} fails validation; deploy refused (force=true overrides)",
-        code="VALIDATION_FAILED",
+        code=Code.VALIDATION_FAILED,
         details={
             "validation_run_id": run.id,
             "version_id": run.version_id,

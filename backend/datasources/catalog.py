@@ -11,6 +11,7 @@ from typing import Literal, ParamSpec, TypeVar
 import sqlalchemy.exc
 from sqlalchemy import inspect
 
+from backend.codes import Code
 from backend.config import Settings
 from backend.datasources import engines
 from backend.datasources.engines import Datasource
@@ -43,7 +44,7 @@ def validate_table_name(table: str) -> str:
         raise Unprocessable(
             "Table names are letters, digits and underscores, starting with a letter or "
             "underscore, at most 63 characters",
-            code="INVALID_TABLE_NAME",
+            code=Code.INVALID_TABLE_NAME,
             details={"table": table[:200]},
         )
     return table

@@ -15,6 +15,7 @@ from typing import Any
 
 import psycopg
 
+from backend.codes import Code
 from backend.config import Settings
 from backend.datasources import engines
 from backend.datasources.engines import Datasource
@@ -37,7 +38,7 @@ class Migration:
 
 
 class MigrationFailed(Unprocessable):
-    code = "MIGRATION_FAILED"
+    code = Code.MIGRATION_FAILED
 
 
 def _load(path: Path, datasource: str) -> Migration:

@@ -18,6 +18,7 @@ import sqlalchemy.exc
 from sqlalchemy import Engine
 from sqlalchemy.pool import PoolProxiedConnection
 
+from backend.codes import Code
 from backend.config import Settings
 from backend.datasources import engines
 from backend.datasources.engines import Datasource
@@ -42,15 +43,15 @@ class QueryResult:
 class SqlError(Unprocessable):
     """The database refused or failed the query; the message is the database's own, short."""
 
-    code = "SQL_ERROR"
+    code = Code.SQL_ERROR
 
 
 class SqlTimeout(Unprocessable):
-    code = "SQL_TIMEOUT"
+    code = Code.SQL_TIMEOUT
 
 
 class DatasourceUnavailable(ServiceUnavailable):
-    code = "SQL_ERROR"
+    code = Code.SQL_ERROR
 
 
 class Statement:
@@ -92,7 +93,7 @@ class QueryCancelled(AppError):
     """The request that ran the query was cancelled; the statement was cancelled with it."""
 
     status_code = 499
-    code = "CANCELLED"
+    code = Code.CANCELLED
 
 
 @dataclass(frozen=True)
@@ -108,9 +109,9 @@ async def execute_readonly(
 ) -> QueryResult:
     """Guard `sql` (exactly one SELECT) and run it read-only with row, byte and time caps.
 
-    Raises NotFound for an unknown datasource, Unprocessable(code="SQL_REJECTED",
+    Raises NotFound for an unknown datasource, Unprocessable(code=Code.SQL_REJECTED,
     details={"reason": ...}) for a refused statement, and AppError subclasses with codes
-    "SQL_ERROR" / "SQL_TIMEOUT" when execution fails.
+    Code.SQL_ERROR / Code.SQL_TIMEOUT when execution fails.
     """
     source = engines.get(settings, datasource)
     if limit is not None and limit < 1:

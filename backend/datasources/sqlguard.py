@@ -11,6 +11,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from backend.codes import Code
 from backend.errors import Unprocessable
 
 MAX_SQL_CHARS = 100_000
@@ -119,7 +120,7 @@ DENIED_TABLES = frozenset(
 class SqlRejected(Unprocessable):
     """A statement the guard refuses; `details.rule` is stable, `details.reason` says why."""
 
-    code = "SQL_REJECTED"
+    code = Code.SQL_REJECTED
 
     def __init__(self, rule: str, reason: str) -> None:
         super().__init__(f"Query refused: {reason}", details={"rule": rule, "reason": reason})

@@ -11,6 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from backend.codes import Code
 from backend.conversations.models import Conversation, Message
 from backend.debug.models import DebugRecord
 from backend.debug.schemas import DebugRecordWrite
@@ -45,7 +46,7 @@ async def put(
     receipt (`DebugRecordStored`), not the record."""
     message = await _own_message(session, actor, message_id)
     if message.role != "assistant":
-        raise Unprocessable("Only an assistant message has a debug record", code="NOT_ASSISTANT")
+        raise Unprocessable("Only an assistant message has a debug record", code=Code.NOT_ASSISTANT)
     values = data.values()
     statement = (
         insert(DebugRecord)

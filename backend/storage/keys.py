@@ -6,6 +6,7 @@ import re
 import unicodedata
 from urllib.parse import unquote
 
+from backend.codes import Code
 from backend.errors import Unprocessable
 
 MAX_KEY_BYTES = 1024  # S3's own limit
@@ -15,7 +16,7 @@ _ONLY_DOTS = re.compile(r"^[.\s]+$")
 
 def _refuse(raw: str, reason: str) -> Unprocessable:
     shown = raw if len(raw) <= 200 else raw[:200] + "…"
-    return Unprocessable(f"Invalid key: {reason}", code="INVALID_KEY", details={"key": shown})
+    return Unprocessable(f"Invalid key: {reason}", code=Code.INVALID_KEY, details={"key": shown})
 
 
 def _check(candidate: str, raw: str, *, allow_trailing_slash: bool) -> None:

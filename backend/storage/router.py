@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
 
+from backend.codes import Code
 from backend.deps import SettingsDep, Viewer
 from backend.errors import ServiceUnavailable, responses
 from backend.storage import service, store
@@ -23,7 +24,7 @@ def get_storage(request: Request) -> store.ObjectStorage:
         try:
             storage = store.build(request.app.state.settings.storage)
         except store.StorageConfigError as exc:
-            raise ServiceUnavailable(str(exc), code="STORAGE_UNAVAILABLE") from exc
+            raise ServiceUnavailable(str(exc), code=Code.STORAGE_UNAVAILABLE) from exc
         request.app.state.object_storage = storage
     return storage
 

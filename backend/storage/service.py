@@ -10,6 +10,7 @@ from datetime import datetime
 
 import obstore.exceptions
 
+from backend.codes import Code
 from backend.errors import AppError, NotFound, PayloadTooLarge, ServiceUnavailable, Unprocessable
 from backend.storage.keys import normalise_key, normalise_prefix
 from backend.storage.store import ObjectStorage
@@ -17,7 +18,7 @@ from backend.storage.store import ObjectStorage
 
 class UnsupportedFile(AppError):
     status_code = 415
-    code = "UNSUPPORTED_FILE"
+    code = Code.UNSUPPORTED_FILE
 
 
 @dataclass(frozen=True)
@@ -43,10 +44,10 @@ def _store_errors(key: str) -> Iterator[None]:
     except (FileNotFoundError, obstore.exceptions.NotFoundError) as exc:
         raise NotFound("File not found", details={"key": key}) from exc
     except (ValueError, obstore.exceptions.InvalidPathError) as exc:
-        raise Unprocessable("Invalid key", code="INVALID_KEY", details={"key": key}) from exc
+        raise Unprocessable("Invalid key", code=Code.INVALID_KEY, details={"key": key}) from exc
     except (OSError, obstore.exceptions.BaseError) as exc:
         raise ServiceUnavailable(
-            "Object storage is unavailable", code="STORAGE_UNAVAILABLE", details={"key": key}
+            "Object storage is unavailable", code=Code.STORAGE_UNAVAILABLE, details={"key": key}
         ) from exc
 
 
@@ -90,7 +91,7 @@ def _decode(key: str, data: bytes) -> str:
 def _too_large(key: str, size: int, limit: int) -> PayloadTooLarge:
     return PayloadTooLarge(
         f"The file is {size} bytes; at most {limit} bytes can be read",
-        code="FILE_TOO_LARGE",
+        code=Code.FILE_TOO_LARGE,
         details={"key": key, "size": size, "limit": limit},
     )
 

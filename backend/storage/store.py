@@ -16,6 +16,7 @@ from urllib.parse import unquote, urlparse
 import obstore
 from obstore.store import LocalStore, S3Store
 
+from backend.codes import Code
 from backend.config import StorageSettings
 from backend.errors import Unprocessable
 
@@ -46,7 +47,7 @@ class ObjectStorage:
         if real != self.local_root and not real.is_relative_to(self.local_root):
             raise Unprocessable(
                 "Invalid key: it resolves outside the store",
-                code="INVALID_KEY",
+                code=Code.INVALID_KEY,
                 details={"key": key},
             )
 

@@ -12,6 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.audit import service as audit
+from backend.codes import Code
 from backend.conversations import service as conversations
 from backend.conversations.models import Conversation, Message
 from backend.db import utcnow
@@ -78,11 +79,11 @@ async def create(
         session=session, actor=actor, conversation_id=data.conversation_id
     )
     if conversation.is_archived:
-        raise Conflict("Conversation is archived", code="CONVERSATION_ARCHIVED")
+        raise Conflict("Conversation is archived", code=Code.CONVERSATION_ARCHIVED)
     if data.workflow_name not in known:
         raise Unprocessable(
             f"There is no workflow named {data.workflow_name!r}",
-            code="UNKNOWN_WORKFLOW",
+            code=Code.UNKNOWN_WORKFLOW,
             details={"workflow_name": data.workflow_name},
         )
     execution = WorkflowExecution(
@@ -113,7 +114,7 @@ async def record_step(
     if execution.status in TERMINAL:
         raise Conflict(
             f"The execution is {execution.status}; its steps cannot change",
-            code="EXECUTION_CONFLICT",
+            code=Code.EXECUTION_CONFLICT,
             details={"status": execution.status},
         )
     step = next((s for s in execution.steps if s.step_index == step_index), None)
@@ -149,13 +150,13 @@ async def update(
     if data.expected_status is not None and execution.status != data.expected_status:
         raise Conflict(
             f"The execution is {execution.status}, not {data.expected_status}",
-            code="EXECUTION_CONFLICT",
+            code=Code.EXECUTION_CONFLICT,
             details={"status": execution.status},
         )
     if execution.status in TERMINAL:
         raise Conflict(
             f"The execution is already {execution.status}",
-            code="EXECUTION_CONFLICT",
+            code=Code.EXECUTION_CONFLICT,
             details={"status": execution.status},
         )
     if data.message_id is not None:
@@ -206,9 +207,9 @@ async def cancel_waiting(
         for step in execution.steps:
             if step.status in ("running", "waiting"):
                 step.status, step.finished_at = "failed", now
-                step.error = {"code": "REJECTED", "message": f"Not run: {reason}."}
+                step.error = {"code": Code.REJECTED, "message": f"Not run: {reason}."}
         execution.status, execution.finished_at = "cancelled", now
-        execution.error = {"code": "SUPERSEDED", "message": reason}
+        execution.error = {"code": Code.SUPERSEDED, "message": reason}
         _audit(session, actor, "workflow.execution_cancelled", execution, reason=reason)
     await session.commit()
     return waiting

@@ -18,6 +18,7 @@ run: install
 lint: install
 	$(UV) run ruff check .
 	$(UV) run ruff format --check .
+	$(UV) run lint-imports
 
 typecheck: install
 	$(UV) run mypy

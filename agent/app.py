@@ -27,7 +27,7 @@ from agent.runs import internal
 from agent.runs.cancel import CancelMarker, Cancels
 from agent.tools.registry import build_tools
 from agent.usage import usage_hooks
-from agent_chat import heap, observability
+from common import heap, observability
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agent.config import Settings
 from agent.errors import Code, Unauthorized
-from agent_chat.verified import Expired, Verified
+from common.verified import Expired, Verified
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ def bearer_token(headers: Mapping[str, str]) -> str | None:
     return None
 
 
-_VERIFIED: Verified[User] = Verified()  # agent_chat/verified.py
+_VERIFIED: Verified[User] = Verified()  # common/verified.py
 
 
 def verify_user(settings: Settings, token: str | None) -> User:

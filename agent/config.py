@@ -50,7 +50,7 @@ class AgentSettings(BaseModel):
     # where other replicas reach this process's live runs (agent/runs/internal.py); `agent-chat
     # agent` sets it from its host and port when unset
     advertise_url: str | None = None
-    # runs of this process starting at once (agent/runs/admission.py; 0: no limit), and how
+    # runs of this process starting at once (agent/admission.py; 0: no limit), and how
     # long one start may keep its slot before it is let go
     start_slots: int = Field(default=4, ge=0)
     start_hold_s: float = Field(default=0.5, gt=0)

@@ -33,6 +33,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 from pydantic import SecretStr
 
+from agent import admission
 from agent.checkpoints import DurableSaver
 from agent.config import Settings
 from agent.context import Context
@@ -47,7 +48,6 @@ from agent.middleware import (
     ToolSchemas,
 )
 from agent.prompts import SYSTEM_PROMPT
-from agent.runs import admission
 from agent.tools.names import CONFIRM_TOOLS, describe_call
 
 Agent = CompiledStateGraph[Any, Context, Any, Any]
@@ -93,7 +93,7 @@ class PlainCompletions(AsyncCompletions):
     and this sends that directly, with the SDK's own request options, path and stream class.
     Any other call (not streamed, or a value that is not plain JSON) is the SDK's, unchanged.
 
-    Either way the request going out ends the run's start (agent/runs/admission.py).
+    Either way the request going out ends the run's start (agent/admission.py).
     """
 
     async def create(self, **params: Any) -> Any:

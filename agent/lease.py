@@ -15,10 +15,10 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from agent import writes
 from agent.backend_client import BackendClient, BackendError
 from agent.context import Context
 from agent.errors import Code
-from agent.runs import writes
 
 log = logging.getLogger(__name__)
 

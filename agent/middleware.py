@@ -25,14 +25,13 @@ from pydantic import BaseModel, ValidationError
 from agent.backend_client import BackendError
 from agent.context import Context
 from agent.errors import Code, LlmFailure, aiohttp_error
+from agent.marks import RETRY_EVENT, TOOL_BUDGET_MARK
 from agent.prompts import NO_TOOLS_NOTE, focus_note
 from agent.trim import fit_to_budget, message_tokens
 
 log = logging.getLogger(__name__)
 
 MAX_ERROR_CHARS = 300
-RETRY_EVENT = "model_retry"  # custom callback event: drop the text of the failed attempt
-TOOL_BUDGET_MARK = "tool_budget_exhausted"  # response_metadata of the AI message ending such a run
 
 
 class LlmError(LlmFailure):
@@ -182,11 +181,6 @@ class RunBudget(AgentMiddleware[Any, Context, Any]):
             result=[*response.result, *blocked, end],
             structured_response=response.structured_response,
         )
-
-
-def ends_out_of_tool_budget(message: BaseMessage) -> bool:
-    """Whether `message` is the AI message RunBudget ends a run with."""
-    return isinstance(message, AIMessage) and bool(message.response_metadata.get(TOOL_BUDGET_MARK))
 
 
 class ModelInput(AgentMiddleware[Any, Context, Any]):

@@ -27,9 +27,9 @@ from agent.config import Settings
 from agent.context import Context
 from agent.errors import AgentError, Code
 from agent.graph import Agent
+from agent.hooks import HookFactory, RunInfo
 from agent.runs import routing, skeleton
 from agent.runs.cancel import Cancels
-from agent.runs.hooks import HookFactory, RunInfo
 from agent.runs.live import LiveHook, LiveRuns
 from agent.runs.viewers import Viewers
 from agent.stream import Turn, updates
@@ -61,7 +61,7 @@ class Runner:
             lease_ttl_s=settings.agent.lease_ttl_s,
         )
         live: HookFactory = lambda info: LiveHook(info, self.live)  # noqa: E731
-        self.hooks = (live, *hooks)  # then usage, metrics, traces (agent/runs/hooks.py)
+        self.hooks = (live, *hooks)  # then usage, metrics, traces (agent/hooks.py)
         self.client = client
         self.agent = agent
         self.model = model  # the agent's model, also used by workflow llm_call steps

@@ -23,7 +23,7 @@ from langchain_core.outputs import ChatGenerationChunk, GenerationChunk, LLMResu
 
 from agent.errors import Code
 from agent.hitl import Pending
-from agent.middleware import RETRY_EVENT, ends_out_of_tool_budget
+from agent.marks import RETRY_EVENT, ends_out_of_tool_budget
 from agent.tools.names import CONFIRM_TOOLS, title
 
 MAX_OUTPUT_CHARS = 50_000

@@ -16,9 +16,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agent_chat import evaluate, frontend, gateway, heap, observability
+from agent_chat import evaluate, frontend, gateway
 from backend.config import Settings
 from backend.pgembed import resolve_database_url
+from common import heap, observability
 
 log = logging.getLogger("agent-chat")
 

@@ -11,7 +11,6 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request
 from sqlalchemy import text
 
-from agent_chat import heap
 from backend import db, telemetry
 from backend.audit.router import router as audit_router
 from backend.auth.router import router as auth_router
@@ -31,6 +30,7 @@ from backend.storage.router import router as storage_router
 from backend.usage.router import router as usage_router
 from backend.workflows import loader as workflow_loader
 from backend.workflows.router import router as workflows_router
+from common import heap
 
 log = logging.getLogger("backend")
 

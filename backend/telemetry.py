@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agent_chat import observability
+from common import observability
 
 SERVICE = "agent-chat-backend"
 UNMATCHED = "unmatched"  # no route: a scan of random paths adds no label values

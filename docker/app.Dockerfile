@@ -22,6 +22,7 @@ COPY migrations ./migrations
 COPY backend ./backend
 COPY agent ./agent
 COPY agent_chat ./agent_chat
+COPY common ./common
 RUN uv sync --frozen --no-dev && mkdir -p /app/.data && chown app /app/.data
 
 USER app

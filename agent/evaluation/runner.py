@@ -33,8 +33,9 @@ from agent.evaluation.cases import NumberedCase, Turn
 from agent.evaluation.identity import check_service, sign_in
 from agent.evaluation.sandbox import DryRunWrites
 from agent.graph import Agent, build_agent, build_model, close_model, recursion_limit
-from agent.middleware import LlmError, ends_out_of_tool_budget
-from agent.runs.hooks import RunInfo
+from agent.hooks import RunInfo
+from agent.marks import ends_out_of_tool_budget
+from agent.middleware import LlmError
 from agent.tools.registry import build_tools
 from agent.usage import UsageHooks
 

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.runs.hooks import RunHooks, RunInfo
+from agent.hooks import RunHooks, RunInfo
 from agent.stream import Turn
 
 

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 from agent import hitl
 from agent.backend_client import BackendError
-from agent.diagnosis.chat import DiagnosisChat
 from agent.errors import Code, InvalidInput, Unavailable
 from agent.inputs import Mode
-from agent.runs.dynamic import DynamicRun
+from agent.runs.kinds.diagnose import DiagnosisChat
+from agent.runs.kinds.dynamic import DynamicRun
+from agent.runs.kinds.workflow import NOT_RECORDED, WorkflowRun, choose
 from agent.runs.skeleton import Run, RunKind
 from agent.workflows import definitions
 from agent.workflows.records import Records
-from agent.workflows.run import NOT_RECORDED, WorkflowRun, choose
 
 MODES: frozenset[Mode] = frozenset({"dynamic", "none", "yaml", "diagnose"})
 

@@ -31,7 +31,8 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from agent import hitl, inputs, resources
+from agent import hitl, inputs, resources, writes
+from agent.admission import Admission
 from agent.backend_client import BackendClient, BackendError
 from agent.config import Settings
 from agent.context import Context
@@ -39,11 +40,9 @@ from agent.debug.recorder import CallRecorder
 from agent.debug.scrub import Scrubber
 from agent.errors import AgentError, Busy, Code, NotFound, Unauthorized, Unavailable, UsageLimit
 from agent.graph import Agent, build_model, recursion_limit
+from agent.hooks import Outcome, RunHooks
 from agent.lease import Busy as LeaseBusy
 from agent.lease import Lease, end_run
-from agent.runs import writes
-from agent.runs.admission import Admission
-from agent.runs.hooks import Outcome, RunHooks
 from agent.stream import Turn
 
 log = logging.getLogger(__name__)
@@ -342,7 +341,7 @@ async def serve(
 ) -> None:
     """Lease, hooks, run, release: the part of a submit after the user and input are checked.
 
-    The run starts when one of the process's start slots is free (agent/runs/admission.py);
+    The run starts when one of the process's start slots is free (agent/admission.py);
     it gives the slot back when its first model request goes out or it shows its first output.
     """
     async with contextlib.AsyncExitStack() as slot:

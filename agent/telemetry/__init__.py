@@ -8,9 +8,9 @@ from fastapi import FastAPI, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from agent.runs.hooks import HookFactory
+from agent.hooks import HookFactory
 from agent.telemetry import hook
-from agent_chat import observability
+from common import observability
 
 SERVICE = "agent-chat-agent"
 

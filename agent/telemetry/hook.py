@@ -1,4 +1,4 @@
-"""The metrics-and-traces hook of every run (agent/runs/hooks.py).
+"""The metrics-and-traces hook of every run (agent/hooks.py).
 
 Everything here happens once per run, per model call or per tool call, never per token: the
 callback handler runs inline (no thread hop) and leaves LangChain's per-token event a no-op.
@@ -19,9 +19,9 @@ from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-from agent.runs.hooks import HookFactory, Outcome, RunHooks, RunInfo
+from agent.hooks import HookFactory, Outcome, RunHooks, RunInfo
 from agent.telemetry import metrics
-from agent_chat import observability
+from common import observability
 
 TRACER_NAME = "agent-chat.agent"
 

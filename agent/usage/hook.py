@@ -17,7 +17,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 
 from agent.backend_client import BackendClient, BackendError
 from agent.errors import Code
-from agent.runs.hooks import HookFactory, RunHooks, RunInfo
+from agent.hooks import HookFactory, RunHooks, RunInfo
 from agent.usage.meter import Call, Counter, Guard, Meter, Standing
 
 log = logging.getLogger(__name__)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from agent import writes
 from agent.backend_client import BackendClient
 from agent.context import Context
-from agent.runs import writes
 
 BASE = "/api/workflow"
 

@@ -14,10 +14,10 @@ import jwt
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from agent_chat.verified import Expired, Verified
 from backend.codes import Code
 from backend.config import Settings
 from backend.errors import Unauthorized
+from common.verified import Expired, Verified
 
 TokenType = Literal["user", "service"]
 _hasher = PasswordHasher()
@@ -76,7 +76,7 @@ def issue(settings: Settings, *, sub: str, roles: list[str], typ: TokenType) -> 
     return jwt.encode(payload, settings.jwt_key, algorithm="HS256"), ttl
 
 
-_VERIFIED: Verified[Claims] = Verified()  # agent_chat/verified.py
+_VERIFIED: Verified[Claims] = Verified()  # common/verified.py
 
 
 def verify(settings: Settings, token: str, *, expected: TokenType) -> Claims:

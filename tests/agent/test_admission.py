@@ -1,4 +1,4 @@
-"""Start slots over the real processes (agent/runs/admission.py): an agent with one slot still
+"""Start slots over the real processes (agent/admission.py): an agent with one slot still
 serves every run of a burst, each to its end, and a start stuck on something else (a decision
 waiting for a conversation another run holds) keeps the slot only `agent.start_hold_s`, not the
 whole wait. The slot wait is on /metrics (agent_run_start_wait_seconds)."""

@@ -32,7 +32,7 @@ OBSERVABILITY: dict[str, Any] = {
     for name, service in COMPOSE["services"].items()
     if "observability" in service.get("profiles", [])
 }
-# Read by agent_chat/observability.py (and the OpenTelemetry SDK), not by the Settings.
+# Read by common/observability.py (and the OpenTelemetry SDK), not by the Settings.
 OPERATIONS_ENV = {"LOG_FORMAT", "OTEL_EXPORTER_OTLP_ENDPOINT"}
 ALL_INTERFACES = "0.0.0.0"  # noqa: S104 (inside a container, as the services bind)
 REQUIRED_SECRET = re.compile(r"^\$\{[A-Z_]+:\?[^}]+\}$")

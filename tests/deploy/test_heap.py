@@ -1,4 +1,4 @@
-"""The server processes' collector settings (agent_chat/heap.py), in a fresh interpreter each:
+"""The server processes' collector settings (common/heap.py), in a fresh interpreter each:
 an app built inside another process (a test) leaves its collector alone; a server's start-up
 objects are frozen and young collections are rarer."""
 
@@ -10,7 +10,7 @@ import sys
 
 PROBE = """
 import gc, json
-from agent_chat import heap
+from common import heap
 before = gc.get_threshold()[0]
 heap.settle()
 idle = [gc.get_freeze_count(), gc.get_threshold()[0]]

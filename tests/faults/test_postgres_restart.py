@@ -15,10 +15,10 @@ from typing import Any
 import psycopg
 from pydantic import SecretStr
 
+from agent import writes
 from agent.backend_client import BackendClient
 from agent.config import Settings
 from agent.context import Context
-from agent.runs import writes
 from tests.agent.support import (
     assert_every_tool_call_answered,
     assert_valid_for_any_provider,

@@ -1,4 +1,4 @@
-"""Start slots (agent/runs/admission.py): at most `slots` runs starting at once; a slot comes
+"""Start slots (agent/admission.py): at most `slots` runs starting at once; a slot comes
 back when the run's first model request goes out (from any task the run started), when it is
 left, or after `hold_s`; a cancelled waiter takes no slot with it."""
 
@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from agent.runs.admission import Admission, started
+from agent.admission import Admission, started
 
 
 async def _admitted(admission: Admission, entered: list[int], key: int, leave: asyncio.Event):

@@ -14,7 +14,7 @@ from agent import auth
 from agent.auth import AuthError, verify_user
 from agent.config import Settings
 from agent.errors import Code
-from agent_chat import verified
+from common import verified
 
 SECRET = "unit-test-secret-" + "x" * 32
 

@@ -16,7 +16,7 @@ from agent.config import Settings
 from agent.context import Context
 from agent.graph import build_agent, recursion_limit
 from agent.hitl import ConfirmationError, closing_messages, pending_of, resolve
-from agent.runs.dynamic import STREAM_MODE
+from agent.runs.kinds.dynamic import STREAM_MODE
 from agent.stream import AnswerText, Turn, apply
 from tests.agent.unit.scripted import ScriptedModel, say
 
@@ -61,7 +61,7 @@ async def run(graph: Any, turn: Turn, value: Any) -> list[Any]:
         "recursion_limit": recursion_limit(Settings()),
     }
     pending = []
-    config["callbacks"] = [AnswerText(turn)]  # as agent/runs/dynamic.py streams a turn
+    config["callbacks"] = [AnswerText(turn)]  # as agent/runs/kinds/dynamic.py streams a turn
     async for update in graph.astream(value, config, context=CONTEXT, stream_mode=STREAM_MODE):
         pending += apply(turn, update)
     return pending

@@ -19,14 +19,14 @@ from langgraph.types import StateSnapshot
 from agent.backend_client import BackendError
 from agent.config import Settings
 from agent.context import Context
-from agent.diagnosis.chat import DiagnosisChat
 from agent.errors import AgentError, Code
 from agent.inputs import Options, Submit
 from agent.lease import Lease
+from agent.runs.kinds.diagnose import DiagnosisChat
+from agent.runs.kinds.workflow import WorkflowRun
 from agent.runs.skeleton import Run, RunKind, Services, drive
 from agent.stream import Turn
 from agent.workflows.definitions import Definition, LlmStep
-from agent.workflows.run import WorkflowRun
 
 CID = "00000000-0000-4000-8000-000000000001"
 

@@ -18,7 +18,8 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.context import Context
-from agent.middleware import RunBudget, ends_out_of_tool_budget
+from agent.marks import ends_out_of_tool_budget
+from agent.middleware import RunBudget
 
 RAN: list[int] = []
 

@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 from langchain_core.outputs import ChatGenerationChunk
 
 from agent.hitl import Pending
-from agent.middleware import RETRY_EVENT, TOOL_BUDGET_MARK
+from agent.marks import RETRY_EVENT, TOOL_BUDGET_MARK
 from agent.stream import MAX_OUTPUT_CHARS, AnswerText, Turn, apply, updates
 from tests.agent.unit.scripted import approval, say
 

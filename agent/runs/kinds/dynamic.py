@@ -1,8 +1,8 @@
 """Modes `dynamic` and `none`: the agent graph streams one answer (a new message, or the
 resumption of a confirmed or rejected call); chat-only is the same graph with no tools offered.
 
-`new_message` (the question as the thread takes it: attachments, resources, notices, the saved
-user row) is shared with workflow runs, which put the question to a workflow instead.
+The question itself (attachments, resources, notices, the saved user row) is built by
+agent/runs/question.py, shared with the workflow kind.
 """
 
 from __future__ import annotations
@@ -13,16 +13,15 @@ import uuid
 from typing import Any
 
 from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
-from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
+from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langgraph.errors import GraphRecursionError
 from langgraph.types import Command, Durability, StreamMode
 
-from agent import hitl, recall, resources
-from agent.backend_client import BackendError
+from agent import hitl
 from agent.checkpoints import StoreUnavailable
-from agent.documents import PreparedAttachments, prepare_attachments, store
 from agent.errors import AgentError, Code
 from agent.middleware import LlmError
+from agent.runs.question import new_message
 from agent.runs.skeleton import Run
 from agent.stream import AnswerText, apply
 
@@ -98,81 +97,6 @@ def resume(run: Run, snapshot: Any) -> Command[Any]:
     return command
 
 
-async def new_message(
-    run: Run, snapshot: Any, *, supersede_workflows: bool = True
-) -> dict[str, Any]:
-    """The graph input of a new message: the messages closing the thread's open calls, then
-    the question (with its attachments and resources); its user row is queued."""
-    submit, settings = run.submit, run.settings
-    attachments = await prepare_attachments(submit.files, settings)
-    waiting = hitl.pending_of(snapshot)
-    closing = run.reject_pending(snapshot)
-    # No checkpoint (new, or cleared by retention): start from the history, if it has any.
-    if not hitl.has_checkpoint(snapshot) and run.lease.thread_has("has_history"):
-        closing = [*await recall.earlier_messages(run.client, run.context), *closing]
-    metadata: dict[str, Any] = {}
-    if attachments.documents:
-        metadata["attachments"] = attachments.metadata()
-    if submit.truncated:
-        metadata["truncated"] = True
-        run.turn.notice(
-            Code.TRUNCATED,
-            f"Your message was longer than {settings.agent.max_message_chars:,} "
-            "characters and was cut.",
-        )
-    for notice in attachments.notices:
-        run.turn.notice(notice.code, notice.message, notice.details)
-    run.resources = await _read_resources(run, attachments)
-    if run.resources.record:
-        metadata["resources"] = run.resources.record
-    if submit.mode != "dynamic":
-        metadata["mode"] = submit.mode
-    for item in run.resources.notices:
-        run.turn.notice(item.code, item.message, item.details)
-    text = "\n\n".join(p for p in (submit.text, run.resources.content()) if p)
-    content = attachments.content(text)
-    retried = None if waiting else unanswered_question(snapshot, content)
-    # The same question again after a turn that never answered it (its process died, or
-    # it failed or was stopped before any text): the thread keeps it once, under its id.
-    run.human = retried or HumanMessage(content=content, id=str(uuid.uuid4()))
-    if supersede_workflows:
-        run.later(run.supersede_workflows())
-    if retried is None or not await _question_saved(run):
-        run.later(_save_question(run, metadata, attachments))
-    return {"messages": [*closing, run.human]}
-
-
-async def _save_question(
-    run: Run, metadata: dict[str, Any], attachments: PreparedAttachments
-) -> None:
-    message_id = await run.append("user", run.submit.text, metadata)
-    await store.record(run.client, run.context, message_id=message_id, prepared=attachments)
-
-
-async def _question_saved(run: Run) -> bool:
-    """Whether the history's last question is this submit's text (saved by the turn that
-    did not answer it), so a retry adds no second user row."""
-    path = f"/api/assistant/conversations/{run.context.conversation_id}/history"
-    try:
-        body = await run.client.call(run.context, "GET", path, params={"limit": 10})
-    except BackendError as exc:
-        log.warning("could not read the history before a retry: %s", exc)
-        return False
-    questions = [m for m in body.get("items", []) if m.get("role") == "user"]
-    return bool(questions) and questions[-1].get("content") == run.submit.text
-
-
-async def _read_resources(
-    run: Run, attachments: PreparedAttachments
-) -> resources.PreparedResources:
-    """The selected files and tables, read as the user, within their share of the input."""
-    used = resources.tokens_of((run.submit.text, *attachments.blocks))
-    cap = resources.cap(run.settings, used)
-    return await resources.prepare(
-        run.client, run.context, run.submit.options.resources, cap_tokens=cap
-    )
-
-
 async def close_open_calls(run: Run) -> None:
     """Give every open tool call a 'cancelled' result and keep the partial answer.
 
@@ -192,17 +116,6 @@ async def close_open_calls(run: Run) -> None:
     if messages:
         node = "tools" if any(isinstance(m, ToolMessage) for m in messages) else "model"
         await run.agent.aupdate_state(run.config, {"messages": messages}, as_node=node)
-
-
-def unanswered_question(snapshot: Any, content: Any) -> HumanMessage | None:
-    """The thread's last question when it equals `content` and nothing answered it: no model
-    text came after it, only tool calls and their results (a turn cut short)."""
-    for message in reversed((snapshot.values or {}).get("messages", [])):
-        if isinstance(message, HumanMessage):
-            return message if message.content == content else None
-        if isinstance(message, AIMessage) and message.text and not message.tool_calls:
-            return None
-    return None
 
 
 def _answering(update: Any) -> bool:

@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from agent import hitl
 from agent.backend_client import BackendError
 from agent.errors import AgentError, Code, Unavailable
-from agent.runs.dynamic import new_message
+from agent.runs.question import new_message
 from agent.runs.skeleton import SUPERSEDED, Run
 from agent.workflows import definitions, matcher
 from agent.workflows.definitions import Definition

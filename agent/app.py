@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import os
-import sys
 import typing
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -22,6 +20,8 @@ from agent.backend_client import UNANSWERED, BackendClient, BackendError
 from agent.config import Settings
 from agent.documents.uploads import uploads_only
 from agent.graph import build_agent, build_model, close_model, model_note, open_checkpointer
+from agent.perf.gradio_config import freeze_configs
+from agent.perf.matplotlib_absent import mark_matplotlib_absent
 from agent.run import Runner
 from agent.runs import internal
 from agent.runs.cancel import CancelMarker, Cancels
@@ -99,47 +99,11 @@ async def _warm_up(client: BackendClient) -> None:
         log.info("service token not fetched at start-up: %s", exc)
 
 
-def freeze_configs(demo: gr.Blocks) -> None:
-    """Compute each block's config once, when the app is built, not again and again.
-
-    Gradio recomputes a block's config (`inspect.signature` of its constructor and a walk of
-    its attributes) for every block of the page when a session starts (every new client,
-    every `attach`: 21 blocks, 3 ms of CPU), and for ChatInterface's history State on every
-    value a run streams (the /chat endpoint's second output): together about a twentieth of
-    an agent turn's CPU. Nothing changes our blocks once the app is mounted (an update makes
-    a new block in the session's own copy), so the config is the same every time. Each caller
-    gets its own copy of the top level, which is all Gradio changes (it deletes the keys whose
-    value is None, and sets a session's `value`).
-    """
-    for block in demo.blocks.values():
-        block.get_config = _FrozenConfig(block.get_config())  # type: ignore[method-assign]
-
-
-class _FrozenConfig:
-    """A block's config computed once; each call returns a fresh copy of its top level."""
-
-    __slots__ = ("_config",)
-
-    def __init__(self, config: dict[str, Any]) -> None:
-        self._config = config
-
-    def __call__(self, cls: type[gr.blocks.Block] | None = None) -> dict[str, Any]:
-        return dict(self._config)
-
-
-def _mark_matplotlib_absent() -> None:
-    """Gradio tries `import matplotlib` twice around every streamed update; when it is not
-    installed, each try searches the whole sys.path again. A None entry in sys.modules makes
-    the same ImportError immediate."""
-    if "matplotlib" not in sys.modules and importlib.util.find_spec("matplotlib") is None:
-        sys.modules["matplotlib"] = None  # type: ignore[assignment]
-
-
 def build_app(settings: Settings) -> FastAPI:
     """The host app: /healthz, and Gradio (every route behind the user-JWT middleware)."""
     holder = _Holder()
     cancels = Cancels()
-    _mark_matplotlib_absent()
+    mark_matplotlib_absent()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import contextvars
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-import langsmith
 import openai
 from langchain.agents import create_agent
 from langchain.agents.middleware import (
@@ -23,12 +21,6 @@ from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
-from langsmith.utils import tracing_is_enabled
-from openai._base_client import make_request_options
-from openai._streaming import AsyncStream
-from openai._utils import is_given
-from openai.resources.chat.completions import AsyncCompletions
-from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 from pydantic import SecretStr
@@ -47,6 +39,8 @@ from agent.middleware import (
     ToolErrors,
     ToolSchemas,
 )
+from agent.perf import langsmith_inline
+from agent.perf.openai_stream import ChunkDicts, PlainCompletions
 from agent.prompts import SYSTEM_PROMPT
 from agent.tools.names import CONFIRM_TOOLS, describe_call
 
@@ -55,69 +49,6 @@ SETUP_LOCK = 0x6167_656E_7443_6B70  # pg_advisory_lock key of the checkpointer's
 SETUP_RETRY_S = 0.2
 CHECKPOINT_POOL_SIZE = 10  # shared by every run of a process; 200 runs fit max_connections=100
 STEPS_PER_MODEL_CALL = 8  # graph steps one model call plus its tools and middleware can take
-
-
-class ChunkDicts(openai.AsyncOpenAI):
-    """The OpenAI client, with each streamed chat chunk left as the JSON object it arrived as.
-
-    The SDK builds a `ChatCompletionChunk` model of every chunk (a recursive, type-inspecting
-    construction), and ChatOpenAI's stream turns each one straight back into a dict
-    (`model_dump`) before it reads it: a tenth of the agent's CPU per turn under load. A dict
-    chunk is what ChatOpenAI reads anyway, so it gets the provider's own. Everything else
-    (requests, SSE decoding, error events, other responses) is the SDK's, unchanged. Only
-    `chat.completions.create(stream=True)` is used: the SDK's `beta` stream helpers, which
-    accumulate chunk models, are not (ChatOpenAI takes them only for `response_format`).
-    """
-
-    @property
-    def user_agent(self) -> str:
-        return f"AsyncOpenAI/Python {openai.__version__}"  # the SDK's, not this class's name
-
-    def _process_response_data(self, *, data: Any, cast_to: Any, response: Any) -> Any:
-        if cast_to is ChatCompletionChunk and isinstance(data, dict):
-            return data
-        return super()._process_response_data(data=data, cast_to=cast_to, response=response)
-
-
-_JSON = (dict, list, str, int, float, bool, type(None))
-_OPTIONS = ("extra_headers", "extra_query", "extra_body", "timeout")  # create()'s, not the body's
-
-
-class PlainCompletions(AsyncCompletions):
-    """`chat.completions`, whose streamed `create` sends ChatOpenAI's payload as it is.
-
-    The SDK passes every request body through its TypedDict transform (a recursive walk of the
-    whole history and every tool schema, looking for aliases and formats): under load about a
-    twentieth of the agent's CPU. No chat-completions parameter has an alias or a format, so on
-    a body of plain JSON values (what ChatOpenAI builds) the transform returns what it was given,
-    and this sends that directly, with the SDK's own request options, path and stream class.
-    Any other call (not streamed, or a value that is not plain JSON) is the SDK's, unchanged.
-
-    Either way the request going out ends the run's start (agent/admission.py).
-    """
-
-    async def create(self, **params: Any) -> Any:
-        admission.started()
-        if params.get("stream") is not True or not all(
-            isinstance(v, _JSON) for k, v in params.items() if k not in _OPTIONS and is_given(v)
-        ):
-            return await super().create(**params)
-        options = {k: params.pop(k) for k in _OPTIONS if k in params}
-        body = {k: v for k, v in params.items() if is_given(v)}
-        return await self._post(
-            "/chat/completions",
-            body=body,
-            options=make_request_options(
-                extra_headers=options.get("extra_headers"),
-                extra_query=options.get("extra_query"),
-                extra_body=options.get("extra_body"),
-                timeout=options.get("timeout", openai.NOT_GIVEN),
-                security={"bearer_auth": True},
-            ),
-            cast_to=ChatCompletion,
-            stream=True,
-            stream_cls=AsyncStream[ChatCompletionChunk],
-        )
 
 
 def build_model(settings: Settings) -> BaseChatModel:
@@ -152,7 +83,7 @@ def build_model(settings: Settings) -> BaseChatModel:
         # only trickles keep-alives at the run's deadline (agent.run_deadline_s).
         stream_chunk_timeout=None,
         root_async_client=client,
-        async_client=PlainCompletions(client),
+        async_client=PlainCompletions(client, on_request=admission.started),
     )
 
 
@@ -200,28 +131,6 @@ def middleware(
     ]
 
 
-async def _inline_unless_traced(
-    default: Callable[..., Any],
-    ctx: contextvars.Context,
-    func: Callable[..., Any],
-    /,
-    *args: Any,
-    **kwargs: Any,
-) -> Any:
-    """LangSmith's `aio_to_thread`, run in place while LangSmith tracing is off.
-
-    `create_agent` wraps every middleware's `awrap_model_call` and `awrap_tool_call` in
-    LangSmith's `traceable`, which sets up and closes its span in a worker thread, traced or
-    not, and runs the hook in a task of its own: with our five model-call and three tool-call
-    hooks, ten thread round trips and five tasks before each model call's request goes out.
-    Untraced, the set-up only reads context variables, so it runs here, in `ctx` (the
-    library's documented override); traced, the library's own thread hop is kept.
-    """
-    if ctx.run(tracing_is_enabled):
-        return await default(ctx, func, *args, **kwargs)
-    return ctx.run(func, *args, **kwargs)
-
-
 def build_agent(
     settings: Settings,
     *,
@@ -231,7 +140,7 @@ def build_agent(
     guards: Sequence[AgentMiddleware[Any, Context, Any]] = (),
 ) -> Agent:
     """The compiled agent graph; thread_id = conversation id, Context per run."""
-    langsmith.set_runtime_overrides(aio_to_thread=_inline_unless_traced)
+    langsmith_inline.install()
     return create_agent(
         model,
         list(tools),

@@ -24,13 +24,11 @@ from langchain_core.outputs import ChatGenerationChunk, GenerationChunk, LLMResu
 from agent.errors import Code
 from agent.hitl import Pending
 from agent.marks import RETRY_EVENT, ends_out_of_tool_budget
+from agent.perf.pace import PACE
 from agent.tools.names import CONFIRM_TOOLS, title
 
 MAX_OUTPUT_CHARS = 50_000
 MODEL_NODE = "model"  # create_agent's node that calls the model
-MIN_INTERVAL_S = 0.05  # at most ~20 updates a second per stream ...
-FULL_RATE_STREAMS = 20  # ... while at most this many stream at once; then fewer, see _Pace
-MAX_INTERVAL_S = 0.25
 
 
 @dataclass
@@ -311,26 +309,6 @@ def _error_of(message: ToolMessage) -> dict[str, str]:
         return {"code": str(error["code"]), "message": str(error["message"])}
     except (ValueError, KeyError, TypeError):
         return {"code": Code.TOOL_ERROR, "message": str(message.content)[:300]}
-
-
-class _Pace:
-    """How often each stream of this process may show new text.
-
-    Every update costs the process about the same CPU (Gradio diffs, stores and sends it), so
-    past FULL_RATE_STREAMS open streams the interval grows with their number (up to
-    MAX_INTERVAL_S): text arrives in larger pieces instead of every first token waiting
-    behind everyone's updates. The first update of a stream and cards are never held back.
-    """
-
-    def __init__(self) -> None:
-        self.open = 0
-
-    def interval(self) -> float:
-        crowd = max(1.0, self.open / FULL_RATE_STREAMS)
-        return min(MAX_INTERVAL_S, MIN_INTERVAL_S * crowd)
-
-
-PACE = _Pace()
 
 
 async def updates(turn: Turn) -> AsyncIterator[list[dict[str, Any]]]:

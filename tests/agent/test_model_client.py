@@ -25,8 +25,9 @@ from openai.types.chat import ChatCompletion
 from pydantic import SecretStr
 
 from agent.config import Settings
-from agent.graph import ChunkDicts, PlainCompletions, build_model
+from agent.graph import build_model
 from agent.middleware import describe_llm_error
+from agent.perf.openai_stream import ChunkDicts, PlainCompletions
 from tests.fakes.llm_server import FakeLLM
 
 TOOLS = [

@@ -1,5 +1,5 @@
-"""agent.app.freeze_configs: each block's config, computed once when the app is built, is what
-Gradio would compute every time, and each session's copy of it is its own."""
+"""agent.perf.gradio_config.freeze_configs: each block's config, computed once when the app is
+built, is what Gradio would compute every time, and each session's copy of it is its own."""
 
 from __future__ import annotations
 

@@ -20,28 +20,9 @@ from tenacity import (
 
 from agent.config import Settings
 from agent.context import Context
-from agent.errors import Code, aiohttp_error
+from agent.errors import BackendError, BackendUnreachable, Code, aiohttp_error
 
 READ_RETRY_WAIT_S = 0.2  # a read that found no connection is sent again after this, then 0.4
-
-
-class BackendError(Exception):
-    """A non-2xx answer (or no answer) from the backend, parsed from its error envelope."""
-
-    def __init__(self, status: int, code: str, message: str, details: dict[str, Any] | None = None):
-        super().__init__(f"{status} {code}: {message}")
-        self.status = status
-        self.code = code
-        self.message = message
-        self.details = details or {}
-
-
-class BackendUnreachable(BackendError):
-    """No connection to the backend could be opened: the request was never sent, so sending it
-    again is safe even for a write."""
-
-    def __init__(self) -> None:
-        super().__init__(503, Code.BACKEND_UNAVAILABLE, "The backend is unreachable")
 
 
 def _error_from(response: httpx.Response) -> BackendError:

@@ -59,6 +59,14 @@ class Code(StrEnum):
     NOT_EXECUTED = "NOT_EXECUTED"
     BACKEND_ERROR = "BACKEND_ERROR"
     BACKEND_TIMEOUT = "BACKEND_TIMEOUT"
+    # a diagnosis's stop reason or failure (the `diagnosis` message's `stop_reason`, `error`)
+    SATURATED = "SATURATED"
+    DEADLINE = "DEADLINE"
+    INVALID_DRAFT = "INVALID_DRAFT"
+
+
+# The `stop_reason`s of a stopped diagnosis (CONTRACT.md, "Diagnosis"), in the browser too.
+DIAGNOSIS_STOP_REASONS = (Code.SATURATED, Code.BUDGET_EXHAUSTED, Code.DEADLINE, Code.CANCELLED)
 
 
 # The backend's codes (backend/codes.py `Code`) the agent reads from an error envelope and acts
@@ -112,6 +120,12 @@ class Busy(AgentError):
     code = Code.CONVERSATION_BUSY
 
 
+class LeaseLost(AgentError):
+    """The run's lease is gone under it: another run took the conversation
+    (CONVERSATION_BUSY) or it was archived (CONVERSATION_ARCHIVED). `Run.check` raises it;
+    whoever must tidy up after a lost lease catches this, never a code."""
+
+
 class LlmFailure(AgentError):
     """The model failed (5xx, timeout, malformed output) and one retry did not help."""
 
@@ -132,6 +146,38 @@ class Unavailable(AgentError):
     """The backend or the conversation store is not answering."""
 
     code = Code.BACKEND_UNAVAILABLE
+
+
+class BackendError(AgentError):
+    """A non-2xx answer (or no answer) from the backend, parsed from its error envelope.
+
+    `code` is the backend's own (backend/codes.py); `shown()` is what a person is told, the one
+    mapping of a backend failure to a stream code.
+    """
+
+    def __init__(self, status: int, code: str, message: str, details: dict[str, Any] | None = None):
+        super().__init__(message, code=code, details=details)
+        self.args = (f"{status} {code}: {message}",)
+        self.status = status
+
+    def shown(self) -> AgentError:
+        """The stream's error for this failure of a conversation's request: 404 and 422 are
+        NOT_FOUND, 401 keeps TOKEN_EXPIRED (else UNAUTHORIZED), anything else is the backend
+        not answering (BACKEND_UNAVAILABLE). The backend's own message is shown only for 401."""
+        if self.status in (404, 422):
+            return NotFound("Conversation not found.")
+        if self.status == 401:
+            code = Code.TOKEN_EXPIRED if self.code == Code.TOKEN_EXPIRED else Code.UNAUTHORIZED
+            return Unauthorized(self.message, code=code)
+        return Unavailable("The platform is not answering; try again.")
+
+
+class BackendUnreachable(BackendError):
+    """No connection to the backend could be opened: the request was never sent, so sending it
+    again is safe even for a write."""
+
+    def __init__(self) -> None:
+        super().__init__(503, Code.BACKEND_UNAVAILABLE, "The backend is unreachable")
 
 
 def aiohttp_error(exc: BaseException) -> aiohttp.ClientError | None:

@@ -78,18 +78,6 @@ class Pending:
             "description": self.description,
         }
 
-    def metadata(self, thread_id: str) -> dict[str, Any]:
-        """The stream's `confirm_required` metadata (CONTRACT.md)."""
-        return {
-            "type": "confirm_required",
-            "thread_id": thread_id,
-            "tool": self.tool,
-            "call_id": self.call_id,
-            "args": self.args,
-            "description": self.description,
-            "allowed": list(ALLOWED),
-        }
-
 
 def pending_of(snapshot: StateSnapshot) -> list[Pending]:
     """The confirmations the thread waits for, oldest first."""

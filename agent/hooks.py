@@ -30,7 +30,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from agent.context import Context
 
 
-class Outcome(StrEnum):
+class RunOutcome(StrEnum):
     """How a run ended (the `outcome` label of agent_runs_total)."""
 
     COMPLETED = "completed"  # answered
@@ -72,7 +72,7 @@ class RunHooks:
     def first_output(self) -> None:
         return None
 
-    def finished(self, outcome: Outcome, messages: Sequence[Mapping[str, Any]]) -> None:
+    def finished(self, outcome: RunOutcome, messages: Sequence[Mapping[str, Any]]) -> None:
         return None
 
     def closing(self) -> Mapping[str, Any]:

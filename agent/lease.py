@@ -30,7 +30,7 @@ END_TIMEOUT_S = 10.0  # one attempt of the end: a debug record can be 2 MB
 USAGE_WAIT_S = 1.0  # an end with only usage to store is resent for this long
 
 
-class Busy(Exception):
+class LeaseHeld(Exception):
     """Another run holds the conversation."""
 
 
@@ -79,7 +79,7 @@ class Lease:
         return answer if isinstance(answer, dict) else {}
 
     async def acquire(self, *, wait_s: float = 0.0) -> None:
-        """Take the lease, retrying for up to `wait_s` while another run holds it; else Busy.
+        """Take the lease, retrying for up to `wait_s` while another run holds it; else LeaseHeld.
         An archived conversation is the BackendError CONVERSATION_ARCHIVED (no lease taken)."""
         deadline = time.monotonic() + wait_s
         while True:
@@ -90,7 +90,7 @@ class Lease:
                 if exc.code != BUSY:
                     raise
                 if time.monotonic() >= deadline:
-                    raise Busy() from exc
+                    raise LeaseHeld() from exc
                 await asyncio.sleep(RETRY_INTERVAL_S)
         self._heartbeat = asyncio.create_task(self._renew(), name=f"lease {self.holder}")
 

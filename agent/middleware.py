@@ -34,10 +34,6 @@ log = logging.getLogger(__name__)
 MAX_ERROR_CHARS = 300
 
 
-class LlmError(LlmFailure):
-    """The model failed (5xx, timeout, malformed output) and one retry did not help."""
-
-
 def tool_error(request: ToolCallRequest, code: str, message: str) -> ToolMessage:
     """The error observation the model sees: a stable code and a short, safe message."""
     call = request.tool_call
@@ -220,7 +216,7 @@ def _malformed(response: ModelResponse[Any]) -> bool:
 
 
 class LlmRetry(AgentMiddleware[Any, Context, Any]):
-    """Retry a failed model call once (5xx, 429, timeout, malformed tool call), then LlmError."""
+    """Retry a failed model call once (5xx, 429, timeout, malformed tool call), then LlmFailure."""
 
     async def awrap_model_call(
         self,
@@ -232,13 +228,13 @@ class LlmRetry(AgentMiddleware[Any, Context, Any]):
                 response = await handler(request)
             except openai.APIError as exc:
                 if attempt == 2 or not _retryable(exc):
-                    raise LlmError(describe_llm_error(exc)) from exc
+                    raise LlmFailure(describe_llm_error(exc)) from exc
                 log.warning("model call failed (%s); retrying once", type(exc).__name__)
             else:
                 if not _malformed(response):
                     return response
                 if attempt == 2:
-                    raise LlmError("The model returned a malformed tool call twice.")
+                    raise LlmFailure("The model returned a malformed tool call twice.")
                 log.warning("model returned a malformed tool call; retrying once")
             # to the run's callbacks, in order with the attempt's streamed tokens (AnswerText)
             await adispatch_custom_event(RETRY_EVENT, {})

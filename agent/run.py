@@ -25,10 +25,10 @@ from agent.auth import bearer_token, verify_user
 from agent.backend_client import BackendClient
 from agent.config import Settings
 from agent.context import Context
-from agent.errors import AgentError, Code
+from agent.errors import AgentError
 from agent.graph import Agent
 from agent.hooks import HookFactory, RunInfo
-from agent.runs import routing, skeleton
+from agent.runs import routing, skeleton, state
 from agent.runs.cancel import Cancels
 from agent.runs.live import LiveHook, LiveRuns
 from agent.runs.viewers import Viewers
@@ -66,7 +66,7 @@ class Runner:
         self.agent = agent
         self.model = model  # the agent's model, also used by workflow llm_call steps
         self.tools = {t.name: t for t in tools}  # the agent's tools, also run by workflow steps
-        self.services = skeleton.Services(
+        self.services = state.Services(
             settings=settings, client=client, agent=agent, model=model, tools=self.tools
         )
 
@@ -117,7 +117,7 @@ class Runner:
                 message, conversation_id, action, "", "", max_chars=1, default_mode="dynamic"
             )
         except AgentError as exc:
-            turn.error(exc.code, exc.message, exc.details or None)
+            turn.fail(exc)
             yield turn.snapshot()
             return
         context = Context(
@@ -137,12 +137,12 @@ class Runner:
         try:
             await self._serve(turn, *args)
         except AgentError as exc:
-            turn.error(exc.code, exc.message, exc.details or None)
+            turn.fail(exc)
         except asyncio.CancelledError:
             raise
         except Exception:
             log.exception("run failed for conversation %s", turn.thread_id)
-            turn.error(Code.INTERNAL_ERROR, "Something went wrong on our side; please try again.")
+            turn.fail(AgentError("Something went wrong on our side; please try again."))
         finally:
             turn.finish()
 

@@ -113,12 +113,12 @@ def _evaluate(
 
     from agent.evaluation import report
     from agent.evaluation.identity import SetupError
-    from agent.evaluation.runner import Outcome, evaluate
+    from agent.evaluation.runner import CaseOutcome, evaluate
 
     with tqdm(total=len(cases), file=sys.stderr, unit="case", desc="eval") as bar:
         passed = 0
 
-        def done(outcome: Outcome) -> None:
+        def done(outcome: CaseOutcome) -> None:
             nonlocal passed
             passed += outcome.passed
             bar.set_postfix_str(f"{passed} passed", refresh=False)

@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from agent.errors import Code
 
-StopReason = Literal["SATURATED", Code.BUDGET_EXHAUSTED, "DEADLINE", Code.CANCELLED]
+StopReason = Literal[Code.SATURATED, Code.BUDGET_EXHAUSTED, Code.DEADLINE, Code.CANCELLED]
 
 
 class RunStopped(Exception):
@@ -50,7 +50,7 @@ class Budget:
         if self.cancelled():
             raise RunStopped(Code.CANCELLED)
         if time.monotonic() >= self.deadline:
-            raise RunStopped("DEADLINE")
+            raise RunStopped(Code.DEADLINE)
         if self.model_calls >= self.max_model_calls or self.tokens >= self.max_tokens:
             raise RunStopped(Code.BUDGET_EXHAUSTED)
         self.model_calls += 1

@@ -49,7 +49,7 @@ class RoundBudget(AgentMiddleware[Any, Context, Any]):
         response = await handler(request)
         self.budget.record(response.result)
         if self.ledger.stop is not None and _calls_tools(response):
-            raise RunStopped("SATURATED")  # it was told to stop and kept collecting
+            raise RunStopped(Code.SATURATED)  # it was told to stop and kept collecting
         return response
 
 

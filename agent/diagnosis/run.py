@@ -23,18 +23,19 @@ from agent.diagnosis.ledger import Ledger
 from agent.diagnosis.middleware import ProgressProtocol, RoundBudget
 from agent.diagnosis.prompt import system_prompt
 from agent.errors import Code
+from agent.stream import messages
 
 log = logging.getLogger(__name__)
 STEPS_PER_ROUND = 4  # graph steps one model round and its tool call can take
 
-FAILURES = {
-    "INVALID_DRAFT": "The model's answer was not a valid diagnosis draft; nothing was kept.",
+FAILURES: dict[str, str] = {
+    Code.INVALID_DRAFT: "The model's answer was not a valid diagnosis draft; nothing was kept.",
     Code.LLM_ERROR: "The language model failed during the diagnosis.",
 }
 
 
 @dataclass(frozen=True)
-class Outcome:
+class DiagnosisOutcome:
     """How a run ended; `metadata()` is the `diagnosis` stream message."""
 
     run_id: str
@@ -44,20 +45,18 @@ class Outcome:
     stop_reason: StopReason | None = None
     error_code: str | None = None
 
-    def metadata(self) -> dict[str, Any]:
-        meta: dict[str, Any] = {
-            "type": "diagnosis",
-            "run_id": self.run_id,
-            "outcome": self.outcome,
-            "progress": self.progress,
-        }
-        if self.draft is not None:
-            meta["draft"] = self.draft.model_dump(mode="json")
-        if self.stop_reason is not None:
-            meta["stop_reason"] = self.stop_reason
+    def metadata(self) -> messages.Diagnosis:
+        error: messages.ErrorBody | None = None
         if self.error_code is not None:
-            meta["error"] = {"code": self.error_code, "message": FAILURES[self.error_code]}
-        return meta
+            error = {"code": self.error_code, "message": FAILURES[self.error_code]}
+        return messages.diagnosis(
+            run_id=self.run_id,
+            outcome=self.outcome,
+            progress=self.progress,
+            draft=None if self.draft is None else self.draft.model_dump(mode="json"),
+            stop_reason=self.stop_reason,
+            error=error,
+        )
 
 
 class DiagnosisRun:
@@ -105,7 +104,7 @@ class DiagnosisRun:
             "stop_required": self.ledger.stop,
         }
 
-    def concluded(self, final_text: str) -> Outcome:
+    def concluded(self, final_text: str) -> DiagnosisOutcome:
         """The outcome of a run that ended with the model's final text."""
         try:
             draft = parse_draft(
@@ -115,11 +114,11 @@ class DiagnosisRun:
             )
         except DraftError as exc:
             log.info("diagnosis %s: invalid draft (%s)", self.run_id, exc.reason)
-            return self.failed("INVALID_DRAFT")
-        return Outcome(self.run_id, "draft", self.progress(), draft=draft)
+            return self.failed(Code.INVALID_DRAFT)
+        return DiagnosisOutcome(self.run_id, "draft", self.progress(), draft=draft)
 
-    def stopped(self, reason: StopReason) -> Outcome:
-        return Outcome(self.run_id, "stopped", self.progress(), stop_reason=reason)
+    def stopped(self, reason: StopReason) -> DiagnosisOutcome:
+        return DiagnosisOutcome(self.run_id, "stopped", self.progress(), stop_reason=reason)
 
-    def failed(self, code: str) -> Outcome:
-        return Outcome(self.run_id, "failed", self.progress(), error_code=code)
+    def failed(self, code: str) -> DiagnosisOutcome:
+        return DiagnosisOutcome(self.run_id, "failed", self.progress(), error_code=code)

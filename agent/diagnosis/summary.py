@@ -3,6 +3,7 @@ conversation's agent thread is told, so a following chat turn can refer to it.""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 MAX_CHARS = 3000
@@ -15,7 +16,7 @@ def _lines(title: str, items: list[str]) -> list[str]:
     return [f"{title}:", *(f"- {item}" for item in items[:MAX_ITEMS])]
 
 
-def summarise(diagnosis: dict[str, Any]) -> str:
+def summarise(diagnosis: Mapping[str, Any]) -> str:
     """The `diagnosis` stream message's metadata as text (bounded)."""
     outcome = diagnosis.get("outcome")
     if outcome == "draft":

@@ -29,7 +29,7 @@ class CaseFileError(Exception):
     """The case file cannot be used; `str()` names the file, the line and the problem."""
 
 
-class Turn(BaseModel):
+class CaseTurn(BaseModel):
     """One earlier message of the conversation."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -47,7 +47,7 @@ class Case(BaseModel):
     expected_tools: tuple[str, ...]
     lang: Lang
     focus: dict[str, Any] | None = None
-    history: tuple[Turn, ...] = Field(default=(), max_length=MAX_HISTORY_TURNS)
+    history: tuple[CaseTurn, ...] = Field(default=(), max_length=MAX_HISTORY_TURNS)
 
     @field_validator("query")
     @classmethod

@@ -8,18 +8,18 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from agent.evaluation.runner import Outcome
+from agent.evaluation.runner import CaseOutcome
 
 MAX_QUERY_CHARS = 120
 
 
-def _score(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+def _score(outcomes: Sequence[CaseOutcome]) -> dict[str, Any]:
     passed = sum(o.passed for o in outcomes)
     total = len(outcomes)
     return {"passed": passed, "total": total, "accuracy": round(passed / total, 4)}
 
 
-def summary(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+def summary(outcomes: Sequence[CaseOutcome]) -> dict[str, Any]:
     """The JSON report (CONTRACT.md): overall score, score per language, failed cases."""
     langs = sorted({o.numbered.case.lang for o in outcomes})
     return {
@@ -31,7 +31,7 @@ def summary(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     }
 
 
-def _failure(outcome: Outcome) -> dict[str, Any]:
+def _failure(outcome: CaseOutcome) -> dict[str, Any]:
     case = outcome.numbered.case
     return {
         "line": outcome.numbered.line,
@@ -48,7 +48,7 @@ def _tools(names: Sequence[str]) -> str:
     return "[" + ", ".join(names) + "]"
 
 
-def failure_line(outcome: Outcome) -> str:
+def failure_line(outcome: CaseOutcome) -> str:
     """One failed case on one line: where, what was asked, expected and got."""
     case = outcome.numbered.case
     query = " ".join(case.query.split())
@@ -70,14 +70,14 @@ def percent(score: dict[str, Any]) -> str:
     return f"{score['passed']}/{score['total']} ({100 * score['passed'] / score['total']:.1f}%)"
 
 
-def text(outcomes: Sequence[Outcome]) -> str:
+def text(outcomes: Sequence[CaseOutcome]) -> str:
     """The text report: the failed cases in file order, then the overall score, last."""
     lines = [failure_line(o) for o in outcomes if not o.passed]
     lines.append(f"tool selection: {percent(_score(outcomes))}")
     return "\n".join(lines)
 
 
-def by_lang_line(outcomes: Sequence[Outcome]) -> str:
+def by_lang_line(outcomes: Sequence[CaseOutcome]) -> str:
     """`en 50/60 (83.3%), ru ...` for the progress stream."""
     report = summary(outcomes)["by_lang"]
     return ", ".join(f"{lang} {percent(score)}" for lang, score in report.items())

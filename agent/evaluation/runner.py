@@ -29,13 +29,13 @@ from agent import hitl
 from agent.backend_client import BackendClient
 from agent.config import Settings
 from agent.context import Context, Spent
-from agent.evaluation.cases import NumberedCase, Turn
+from agent.errors import LlmFailure
+from agent.evaluation.cases import CaseTurn, NumberedCase
 from agent.evaluation.identity import check_service, sign_in
 from agent.evaluation.sandbox import DryRunWrites
 from agent.graph import Agent, build_agent, build_model, close_model, recursion_limit
 from agent.hooks import RunInfo
 from agent.marks import ends_out_of_tool_budget
-from agent.middleware import LlmError
 from agent.tools.registry import build_tools
 from agent.usage import UsageHooks
 
@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class Outcome:
+class CaseOutcome:
     """What the agent did for one case."""
 
     numbered: NumberedCase
@@ -58,7 +58,7 @@ class Outcome:
         return self.error is None and set(self.called) == expected
 
 
-def history_messages(turns: Sequence[Turn]) -> list[BaseMessage]:
+def history_messages(turns: Sequence[CaseTurn]) -> list[BaseMessage]:
     """A case's earlier turns as the agent's messages."""
     return [
         HumanMessage(content=t.content, id=str(uuid.uuid4()))
@@ -106,7 +106,7 @@ class Evaluator:
         self.user = user
         self.client = client  # where the cases' model calls are recorded (marked evaluation)
 
-    async def run_case(self, numbered: NumberedCase) -> Outcome:
+    async def run_case(self, numbered: NumberedCase) -> CaseOutcome:
         """One case as a fresh conversation; its thread is deleted afterwards."""
         case = numbered.case
         thread = str(uuid.uuid4())
@@ -129,7 +129,7 @@ class Evaluator:
             if usage is not None:
                 await usage.flush()
         messages = list((snapshot.values or {}).get("messages", []))
-        return Outcome(
+        return CaseOutcome(
             numbered=numbered,
             called=tools_called(messages, question_id),
             confirm=tuple(p.tool for p in hitl.pending_of(snapshot)),
@@ -157,7 +157,7 @@ class Evaluator:
                     graph_input, config, context=context, stream_mode="updates"
                 ):
                     tool_budget_spent = tool_budget_spent or _tool_budget_spent(update)
-        except LlmError as exc:
+        except LlmFailure as exc:
             return f"LLM_ERROR: {exc}"
         except (ModelCallLimitExceededError, GraphRecursionError):
             return "BUDGET_EXHAUSTED: the turn used up its model-call budget"
@@ -176,12 +176,12 @@ class Evaluator:
         cases: Sequence[NumberedCase],
         *,
         concurrency: int,
-        on_done: Callable[[Outcome], None] = lambda outcome: None,
-    ) -> list[Outcome]:
+        on_done: Callable[[CaseOutcome], None] = lambda outcome: None,
+    ) -> list[CaseOutcome]:
         """Every case, at most `concurrency` at a time; outcomes in the cases' order."""
         slots = asyncio.Semaphore(concurrency)
 
-        async def one(numbered: NumberedCase) -> Outcome:
+        async def one(numbered: NumberedCase) -> CaseOutcome:
             async with slots:
                 outcome = await self.run_case(numbered)
             on_done(outcome)
@@ -198,8 +198,8 @@ async def evaluate(
     password: str,
     concurrency: int,
     model: BaseChatModel | None = None,
-    on_done: Callable[[Outcome], None] = lambda outcome: None,
-) -> list[Outcome]:
+    on_done: Callable[[CaseOutcome], None] = lambda outcome: None,
+) -> list[CaseOutcome]:
     """Sign in, build the agent (`model`, else the configured one) and run every case."""
     user = await sign_in(settings, username=username, password=password)
     client = BackendClient(settings)

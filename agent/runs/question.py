@@ -16,7 +16,7 @@ from agent import hitl, recall, resources
 from agent.backend_client import BackendError
 from agent.documents import PreparedAttachments, prepare_attachments, store
 from agent.errors import Code
-from agent.runs.skeleton import Run
+from agent.runs.state import Run
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ a decision (confirm/reject)  the thread's pending agent call       -> DynamicRun
                              else                                  -> DynamicRun (it says
                                   CHECKPOINT_EXPIRED or NO_PENDING_CONFIRMATION)
 mode dynamic                                                       -> DynamicRun
-mode none                                                          -> DynamicRun, no tools
+mode none                                                          -> NoneRun (no tools)
 mode yaml      the workflow named by options.workflow, else the one its keywords match
                                                                    -> WorkflowRun
                none matches: a NO_WORKFLOW_MATCHED notice          -> DynamicRun
@@ -20,8 +20,9 @@ from agent.errors import Code, InvalidInput, Unavailable
 from agent.inputs import Mode
 from agent.runs.kinds.diagnose import DiagnosisChat
 from agent.runs.kinds.dynamic import DynamicRun
+from agent.runs.kinds.none import NoneRun
 from agent.runs.kinds.workflow import NOT_RECORDED, WorkflowRun, choose
-from agent.runs.skeleton import Run, RunKind
+from agent.runs.state import Run, RunKind
 from agent.workflows import definitions
 from agent.workflows.records import Records
 
@@ -41,7 +42,7 @@ async def route(run: Run) -> RunKind:
         if submit.action:
             return await _decision(run)
         if submit.mode == "none":
-            return DynamicRun(offer_tools=False)
+            return NoneRun()
         if submit.mode == "diagnose":
             return DiagnosisChat()
         if submit.mode == "yaml":

@@ -21,272 +21,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Any
 
-from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage
-from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from agent import hitl, inputs, resources, writes
-from agent.admission import Admission
-from agent.backend_client import BackendClient, BackendError
-from agent.config import Settings
+from agent import inputs
+from agent.backend_client import BackendError
 from agent.context import Context
-from agent.debug.recorder import CallRecorder
-from agent.debug.scrub import Scrubber
-from agent.errors import AgentError, Busy, Code, NotFound, Unauthorized, Unavailable, UsageLimit
-from agent.graph import Agent, build_model, recursion_limit
-from agent.hooks import Outcome, RunHooks
-from agent.lease import Busy as LeaseBusy
-from agent.lease import Lease, end_run
+from agent.errors import AgentError, Busy, Code, UsageLimit
+from agent.graph import Agent
+from agent.hooks import RunHooks, RunOutcome
+from agent.lease import Lease, LeaseHeld
+from agent.runs.state import Run, RunKind, Services
 from agent.stream import Turn
 
 log = logging.getLogger(__name__)
-SUPERSEDED = "superseded by a new message"
-
-
-class RunKind(Protocol):
-    """One kind of run. `prepare` reads and checks what the run needs (nothing is shown or run
-    yet); `execute` runs it; `stop` closes what is open when the run is cancelled; `record`
-    is the (content, metadata) of the turn's assistant history row."""
-
-    async def prepare(self, run: Run) -> None: ...
-
-    async def execute(self, run: Run) -> None: ...
-
-    async def stop(self, run: Run) -> None: ...
-
-    def record(self, run: Run) -> tuple[str, dict[str, Any]]: ...
-
-
-class Services:
-    """What the process shares between runs: settings, the backend client, the agent, the
-    agent's model and tools (also used by workflow steps), and the starting runs' slots."""
-
-    def __init__(
-        self,
-        *,
-        settings: Settings,
-        client: BackendClient,
-        agent: Agent,
-        model: BaseChatModel | None,
-        tools: Mapping[str, BaseTool],
-    ) -> None:
-        self.settings = settings
-        self.client = client
-        self.agent = agent
-        self.model = model
-        self.tools = dict(tools)
-        self.admission = Admission(
-            slots=settings.agent.start_slots, hold_s=settings.agent.start_hold_s
-        )
-        self._diagnosis_model: BaseChatModel | None = None
-
-    def diagnosis_model(self) -> BaseChatModel:
-        """The model of diagnosis runs: the agent's (one client for the process, closed with
-        it), else one built once on first use."""
-        if self.model is not None:
-            return self.model
-        if self._diagnosis_model is None:
-            self._diagnosis_model = build_model(self.settings)
-        return self._diagnosis_model
-
-
-class Run:
-    """One run under the conversation's lease: the state every kind shares."""
-
-    def __init__(
-        self,
-        services: Services,
-        *,
-        turn: Turn,
-        context: Context,
-        submit: inputs.Submit,
-        lease: Lease,
-        hooks: Sequence[RunHooks] = (),
-    ) -> None:
-        self.services = services
-        self.settings = services.settings
-        self.client = services.client
-        self.agent = services.agent
-        self.model = services.model
-        self.tools = services.tools
-        self.turn = turn
-        self.context = context
-        self.submit = submit
-        self.lease = lease
-        self.hooks = tuple(hooks)
-        self.recorder = CallRecorder()  # every model call of the turn, for its debug record
-        self.callbacks: list[BaseCallbackHandler] = [
-            self.recorder,
-            *(c for h in self.hooks for c in h.callbacks()),
-        ]
-        self.config: RunnableConfig = {
-            "configurable": {"thread_id": context.conversation_id},
-            "recursion_limit": recursion_limit(services.settings),
-            "callbacks": self.callbacks,
-        }
-        self.human: HumanMessage | None = None  # the question as the thread holds it
-        self.resources = resources.PreparedResources()
-        self.message_id: int | None = None  # the assistant history row of this turn, once saved
-        self.ending: dict[str, Any] = {}  # what the run's end stores (finish fills it)
-        self._writes: list[asyncio.Task[Any]] = []
-        self._deferred: list[Coroutine[Any, Any, Any]] = []
-        self._finished = False
-
-    def config_with(self, *handlers: BaseCallbackHandler) -> RunnableConfig:
-        """The run's config with callback handlers of one step of its own added."""
-        return {**self.config, "callbacks": [*self.callbacks, *handlers]}
-
-    # -- the lease and the deadline -----------------------------------------------------------
-
-    def check(self) -> None:
-        """Raise if the run may not go on: the conversation was archived under it, or another
-        run took its lease. Every kind calls it between its steps."""
-        if self.lease.archived:
-            raise AgentError(
-                "This conversation was archived during the reply.",
-                code=Code.CONVERSATION_ARCHIVED,
-            )
-        if self.lease.lost:
-            raise Busy("Another run took this conversation.")
-
-    def deadline(self, seconds: float | None = None) -> asyncio.Timeout:
-        """The run's deadline (TimeoutError past it); each kind says what that means."""
-        return asyncio.timeout(
-            seconds if seconds is not None else self.settings.agent.run_deadline_s
-        )
-
-    @contextlib.asynccontextmanager
-    async def streaming(self) -> AsyncIterator[None]:
-        """The run's deadline, brought forward to now when the lease is found lost: a kind
-        that streams a model's answer (its tokens reach the turn by callback, with no step of
-        the kind's own in between) stops mid-answer. Out of the block comes the lease's error,
-        as `check` raises it, or TimeoutError past the deadline."""
-        try:
-            async with self.deadline() as deadline:
-                loop = asyncio.get_running_loop()
-
-                def now() -> None:
-                    if not deadline.expired():
-                        deadline.reschedule(loop.time())
-
-                with self.lease.on_loss(now):
-                    yield
-        except TimeoutError:
-            self.check()
-            raise
-
-    # -- writes -------------------------------------------------------------------------------
-
-    async def append(self, role: str, content: str, metadata: dict[str, Any]) -> int | None:
-        """Add a message to the conversation's history (audited by the backend); its id, or
-        None when the backend refused it or stayed away past the bound (logged)."""
-        path = f"/api/assistant/conversations/{self.context.conversation_id}/messages"
-        body = {"role": role, "content": content, "metadata": metadata}
-        try:
-            created = await writes.send(self.client, self.context, "POST", path, json=body)
-        except BackendError as exc:
-            log.warning("could not persist a %s message: %s", role, exc)
-            return None
-        return int(created["id"])
-
-    def append_later(self, role: str, content: str, metadata: dict[str, Any]) -> None:
-        self.later(self.append(role, content, metadata))
-
-    def later(self, write: Coroutine[Any, Any, Any]) -> None:
-        """Persist in the background once the model answers; awaited before the turn is saved.
-
-        Started after the first output rather than at once: under a burst of submits the
-        backend's writes would otherwise delay every run's first model call.
-        """
-        self._deferred.append(write)
-
-    def start_writes(self) -> None:
-        """Start the writes `later` deferred (idempotent)."""
-        self._writes.extend(asyncio.create_task(write) for write in self._deferred)
-        self._deferred.clear()
-
-    @property
-    def deferring(self) -> bool:
-        return bool(self._deferred)
-
-    async def flush(self) -> None:
-        """Start and await every write queued so far (a failed one is logged, never raised)."""
-        self.start_writes()
-        writes_, self._writes = self._writes, []
-        for result in await asyncio.gather(*writes_, return_exceptions=True):
-            if isinstance(result, BaseException):
-                log.warning("a deferred write failed: %r", result)
-
-    async def finish(self, kind: RunKind, *, now: bool = False) -> None:
-        """Persist the turn after the messages written before it (once; later calls are no-ops).
-
-        The turn's assistant row and its debug record ride on the run's end: the lease's
-        release stores them in the same request (`serve`), one round trip instead of three.
-        `now` stores them at once instead, for a kind that needs `message_id` before the run
-        ends (a workflow links its execution to the row).
-        """
-        if self._finished:
-            return
-        self._finished = True
-        await self.flush()
-        if self.turn.entries:
-            content, metadata = kind.record(self)
-            self.ending["message"] = {"role": "assistant", "content": content, "metadata": metadata}
-            self.ending["debug"] = self.recorder.record(self._scrubber())
-        if now and self.ending:
-            self.stored(await end_run(self.client, self.context, self.ending))
-            self.ending = {}
-
-    def stored(self, answer: Mapping[str, Any]) -> None:
-        """The end's answer: the row's id, which every message from now on carries."""
-        if (message_id := answer.get("message_id")) is not None:
-            self.message_id = int(message_id)
-            self.turn.identify(self.message_id)  # the final value shows it
-
-    def _scrubber(self) -> Scrubber:
-        """What the debug record must never hold: every secret this run knows."""
-        settings = self.settings
-        return Scrubber(
-            (
-                *(s.get_secret_value() for s in (settings.llm_api_key, settings.jwt_secret) if s),
-                *(s.get_secret_value() for s in (settings.agent_client_secret,) if s),
-                self.context.user_token,
-                self.client.current_service_token(),
-            )
-        )
-
-    # -- superseding what a new message replaces ----------------------------------------------
-
-    def reject_pending(self, snapshot: Any) -> list[BaseMessage]:
-        """A new message rejects the thread's pending confirmation (recorded in the history);
-        the messages that close the thread's open calls."""
-        waiting = hitl.pending_of(snapshot)
-        for pending in waiting:
-            self.append_later(**hitl.decision_record(pending, "reject", reason=SUPERSEDED))
-        return hitl.closing_messages(snapshot, reason="rejected" if waiting else "cancelled")
-
-    async def supersede_workflows(self) -> None:
-        """A new message cancels a workflow step waiting for confirmation (as it rejects a
-        pending agent call), recorded as a rejection in the history. Nothing to do, and no
-        request, when the lease answer said no execution waits."""
-        if not self.lease.thread_has("workflow_waiting"):
-            return
-        path = f"/api/workflow/conversations/{self.context.conversation_id}/executions"
-        try:
-            body = await self.client.call(self.context, "POST", path + "/cancel-waiting")
-        except BackendError as exc:
-            log.warning("could not cancel waiting workflows: %s", exc)
-            return
-        for execution in body.get("items", []):
-            pending = hitl.Pending.from_record(execution.get("pending") or {})
-            if pending is not None:
-                await self.append(**hitl.decision_record(pending, "reject", reason=SUPERSEDED))
 
 
 async def drive(run: Run, route: Any) -> None:
@@ -309,7 +59,7 @@ async def drive(run: Run, route: Any) -> None:
             failed = True
             raise
         await asyncio.shield(_stop(run, kind))
-        run.turn.error(exc.code, exc.message, exc.details or None)
+        run.turn.fail(exc)
     except BaseException:
         failed = True
         raise
@@ -427,7 +177,7 @@ async def _take_lease(
     )
     try:
         await lease.acquire(wait_s=settings.confirm_wait_s if submit.action else 0)
-    except LeaseBusy as exc:
+    except LeaseHeld as exc:
         raise Busy("This conversation is busy with another run.") from exc
     except BackendError as exc:
         if exc.code == Code.CONVERSATION_ARCHIVED:
@@ -439,34 +189,25 @@ async def _take_lease(
                 "This conversation is archived; restore it first.",
                 code=Code.CONVERSATION_ARCHIVED,
             ) from exc
-        if exc.status in (404, 422):
-            raise NotFound("Conversation not found.") from exc
-        if exc.status == 401:
-            raise Unauthorized(exc.message, code=_auth_code(exc.code)) from exc
-        raise Unavailable("The platform is not answering; try again.") from exc
+        raise exc.shown() from exc
     return lease
 
 
-def _auth_code(code: str) -> Code:
-    """The backend's 401 keeps its code when it is one the stream knows (TOKEN_EXPIRED)."""
-    return Code.TOKEN_EXPIRED if code == Code.TOKEN_EXPIRED else Code.UNAUTHORIZED
-
-
-def _outcome(turn: Turn, failure: BaseException | None) -> Outcome:
+def _outcome(turn: Turn, failure: BaseException | None) -> RunOutcome:
     """How a run ended, for the hooks (the `outcome` label of agent_runs_total)."""
     if isinstance(failure, asyncio.CancelledError):
-        return Outcome.STOPPED
+        return RunOutcome.STOPPED
     if failure is not None:
-        return Outcome.ERROR
+        return RunOutcome.ERROR
     kinds = [e.metadata.get("type") for e in turn.entries]
     if "error" in kinds:
-        return Outcome.ERROR
+        return RunOutcome.ERROR
     if "confirm_required" in kinds:
-        return Outcome.CONFIRMATION
-    return Outcome.COMPLETED
+        return RunOutcome.CONFIRMATION
+    return RunOutcome.COMPLETED
 
 
-def _finished(hooks: Sequence[RunHooks], outcome: Outcome, turn: Turn) -> None:
+def _finished(hooks: Sequence[RunHooks], outcome: RunOutcome, turn: Turn) -> None:
     messages = turn.snapshot()
     for hook in hooks:
         try:

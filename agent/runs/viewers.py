@@ -23,7 +23,7 @@ import httpx
 
 from agent.backend_client import BackendClient, BackendError
 from agent.context import Context
-from agent.errors import Code
+from agent.errors import AgentError, Code, NotFound
 from agent.runs.live import LiveRuns
 from agent.stream import Turn, updates
 
@@ -37,14 +37,20 @@ NOT_FOUND = "Conversation not found."
 INTERRUPTED = "The answer was interrupted: the server running it stopped. Ask again."
 
 
-def _one(kind: str, code: Code, message: str) -> Messages:
+def _notice(code: Code, message: str) -> Messages:
     turn = Turn(thread_id="")
-    (turn.notice if kind == "notice" else turn.error)(code, message)
+    turn.notice(code, message)
+    return turn.snapshot()
+
+
+def _failed(exc: AgentError) -> Messages:
+    turn = Turn(thread_id="")
+    turn.fail(exc)
     return turn.snapshot()
 
 
 def _interrupted(last: Messages) -> Messages:
-    return [*last, *_one("error", Code.RUN_INTERRUPTED, INTERRUPTED)]
+    return [*last, *_failed(AgentError(INTERRUPTED, code=Code.RUN_INTERRUPTED))]
 
 
 class Viewers:
@@ -74,13 +80,8 @@ class Viewers:
             return await self.client.call(context, "GET", path), None
         except BackendError as exc:
             if exc.code == Code.NO_ACTIVE_RUN:
-                return None, _one("notice", Code.NO_ACTIVE_RUN, NO_RUN)
-            if exc.status in (404, 422):
-                return None, _one("error", Code.NOT_FOUND, NOT_FOUND)
-            if exc.status == 401:
-                return None, _one("error", Code.UNAUTHORIZED, exc.message)
-            message = "The platform is not answering; try again."
-            return None, _one("error", Code.BACKEND_UNAVAILABLE, message)
+                return None, _notice(Code.NO_ACTIVE_RUN, NO_RUN)
+            return None, _failed(exc)  # its one reading: BackendError.shown
 
     def _remote(self, lease: dict[str, Any]) -> str | None:
         owner = str(lease.get("owner_url") or "").rstrip("/")
@@ -90,7 +91,7 @@ class Viewers:
         run = self.runs.get(context.conversation_id)
         if run is not None:
             if run.user_id != context.user_id:
-                yield _one("error", Code.NOT_FOUND, NOT_FOUND)
+                yield _failed(NotFound(NOT_FOUND))
                 return
             async for value in updates(run.turn):
                 yield value
@@ -100,11 +101,11 @@ class Viewers:
             yield shown or []
             return
         if lease.get("expired"):
-            yield _one("error", Code.RUN_INTERRUPTED, INTERRUPTED)
+            yield _failed(AgentError(INTERRUPTED, code=Code.RUN_INTERRUPTED))
             return
         owner = self._remote(lease)
         if owner is None:  # ours and just ended, or held by an agent that serves no viewers
-            yield _one("notice", Code.NO_ACTIVE_RUN, NO_RUN)
+            yield _notice(Code.NO_ACTIVE_RUN, NO_RUN)
             return
         async for value in self._relay(owner, context, lease):
             yield value
@@ -118,7 +119,7 @@ class Viewers:
         try:
             async with self.http().stream("GET", url, headers=headers) as response:
                 if response.status_code == 404:
-                    yield _one("notice", Code.NO_ACTIVE_RUN, NO_RUN)
+                    yield _notice(Code.NO_ACTIVE_RUN, NO_RUN)
                     return
                 response.raise_for_status()
                 async for line in response.aiter_lines():
@@ -155,7 +156,7 @@ class Viewers:
         run = self.runs.get(context.conversation_id)
         if run is not None:
             if run.user_id != context.user_id:
-                return _one("error", Code.NOT_FOUND, NOT_FOUND)
+                return _failed(NotFound(NOT_FOUND))
             run.stop()
             await run.ended(STOP_WAIT_S)
             return run.turn.snapshot()
@@ -164,16 +165,16 @@ class Viewers:
             return shown or []
         owner = self._remote(lease)
         if lease.get("expired") or owner is None:
-            return _one("notice", Code.NO_ACTIVE_RUN, NO_RUN)
+            return _notice(Code.NO_ACTIVE_RUN, NO_RUN)
         url = f"{owner}/internal/runs/{context.conversation_id}/stop"
         headers = {"Authorization": f"Bearer {context.user_token}"}
         try:
             response = await self.http().post(url, headers=headers, timeout=STOP_WAIT_S + 5)
         except httpx.HTTPError as exc:
             log.info("could not reach the owner of run %s: %s", lease.get("run_id"), exc)
-            return _one("notice", Code.NO_ACTIVE_RUN, NO_RUN)
+            return _notice(Code.NO_ACTIVE_RUN, NO_RUN)
         if response.status_code == 404:
-            return _one("notice", Code.NO_ACTIVE_RUN, NO_RUN)
+            return _notice(Code.NO_ACTIVE_RUN, NO_RUN)
         body = response.json() if response.is_success else {}
         messages = body.get("messages") if isinstance(body, dict) else None
         return messages if isinstance(messages, list) else []

@@ -19,7 +19,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-from agent.hooks import HookFactory, Outcome, RunHooks, RunInfo
+from agent.hooks import HookFactory, RunHooks, RunInfo, RunOutcome
 from agent.telemetry import metrics
 from common import observability
 
@@ -94,12 +94,12 @@ class TelemetryHooks(RunHooks):
             elapsed = time.perf_counter() - self.start
             metrics.FIRST_TOKEN.labels(self.info.mode).observe(elapsed)
 
-    def finished(self, outcome: Outcome, messages: Sequence[Mapping[str, Any]]) -> None:
+    def finished(self, outcome: RunOutcome, messages: Sequence[Mapping[str, Any]]) -> None:
         metrics.RUNS.labels(self.info.mode, outcome.value).inc()
         metrics.TURN.labels(self.info.mode).observe(time.perf_counter() - self.start)
         if self.span is not None:
             self.span.set_attribute("agent_chat.outcome", outcome.value)
-            if outcome is Outcome.ERROR:
+            if outcome is RunOutcome.ERROR:
                 self.span.set_status(Status(StatusCode.ERROR))
 
     def child(self, name: str, attributes: dict[str, Any]) -> Span | None:

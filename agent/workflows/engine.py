@@ -63,11 +63,11 @@ class Paused:
     pending: Pending
 
 
-Outcome = Completed | Failed | Paused
+ExecutionOutcome = Completed | Failed | Paused
 
 
 @dataclass
-class Services:
+class StepServices:
     """What steps run with: the same tools and model as the agent, and the run's Context."""
 
     tools: Mapping[str, BaseTool]
@@ -88,7 +88,7 @@ class Execution:
         *,
         definition: Definition,
         execution_id: int,
-        services: Services,
+        services: StepServices,
         timeline: Timeline,
         template_context: dict[str, Any],
         extra_prompt: str = "",
@@ -102,7 +102,7 @@ class Execution:
         self.extra_prompt = extra_prompt  # selected resources, for llm_call steps
         self.current: tuple[int, Any] | None = None  # the step under way, if any
 
-    async def run(self, *, start: int = 0, approved: Pending | None = None) -> Outcome:
+    async def run(self, *, start: int = 0, approved: Pending | None = None) -> ExecutionOutcome:
         """Run the steps from `start`; `approved` is the confirmed call of step `start`."""
         for index in range(start, len(self.definition.steps)):
             step = self.definition.steps[index]

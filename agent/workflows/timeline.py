@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import Any, Literal, cast
 
-from agent.stream import MAX_OUTPUT_CHARS, Turn
+from agent.stream import MAX_OUTPUT_CHARS, Turn, messages
 from agent.workflows.definitions import Definition, Step
 
 
@@ -20,21 +20,17 @@ class Timeline:
         self._cards: dict[int, int] = {}
         self._started: dict[int, float] = {}
 
-    def _base(self, index: int, step: Step) -> dict[str, Any]:
-        return {
-            "type": "workflow_step",
-            "execution_id": self.execution_id,
-            "step_index": index,
-            "name": step.name,
-            "step_type": step.type,
-            "workflow": self.definition.name,
-            "title": step.title or step.name,
-            "total_steps": len(self.definition.steps),
-        }
-
     def running(self, index: int, step: Step, step_input: Any = None) -> None:
         self._started[index] = time.monotonic()
-        metadata = {**self._base(index, step), "status": "running"}
+        metadata = messages.workflow_step(
+            execution_id=self.execution_id,
+            step_index=index,
+            name=step.name,
+            step_type=step.type,
+            workflow=self.definition.name,
+            title=step.title or step.name,
+            total_steps=len(self.definition.steps),
+        )
         if step_input is not None:
             metadata["input"] = bounded(step_input)
         if index in self._cards:
@@ -46,22 +42,28 @@ class Timeline:
         self.turn.card_text(self._cards[index], delta)
 
     def completed(self, index: int, step: Step, output: Any) -> int:
-        return self._finish(index, step, status="completed", output=bounded(output))
+        metadata = self._finish(index, step, "completed")
+        metadata["output"] = bounded(output)
+        return self._show(index, metadata)
 
     def failed(self, index: int, step: Step, error: dict[str, str]) -> int:
-        return self._finish(index, step, status="failed", error=error)
+        metadata = self._finish(index, step, "failed")
+        metadata["error"] = cast(messages.ErrorBody, error)
+        return self._show(index, metadata)
 
-    def _finish(self, index: int, step: Step, **fields: Any) -> int:
+    def _finish(
+        self, index: int, step: Step, status: Literal["completed", "failed"]
+    ) -> messages.WorkflowStep:
         if index not in self._cards:
             self.running(index, step)
-        card = self._cards[index]
-        metadata = {
-            **self.turn.entries[card].metadata,
-            **fields,
-            "duration_ms": self.elapsed_ms(index),
-        }
-        self.turn.update(card, metadata, "")
-        return int(metadata["duration_ms"])
+        metadata = cast(messages.WorkflowStep, dict(self.turn.entries[self._cards[index]].metadata))
+        metadata["status"] = status
+        metadata["duration_ms"] = self.elapsed_ms(index)
+        return metadata
+
+    def _show(self, index: int, metadata: messages.WorkflowStep) -> int:
+        self.turn.update(self._cards[index], metadata, "")
+        return metadata.get("duration_ms", 0)
 
     def elapsed_ms(self, index: int) -> int:
         started = self._started.get(index)

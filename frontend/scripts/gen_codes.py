@@ -4,7 +4,8 @@
     uv run python frontend/scripts/gen_codes.py --check  # exit 1 when the committed file is stale
 
 The codes come from `agent.errors.Code` (in its order, grouped by the section comments inside
-the enumeration: errors that end a turn, notices, a tool card's or a step's error); the tool
+the enumeration: errors that end a turn, notices, a tool card's or a step's error, a
+diagnosis's stop reasons and failure) and `agent.errors.DIAGNOSIS_STOP_REASONS`; the tool
 names from `agent.tools.names.TOOL_NAMES`. Both modules are light (no LangChain, no network).
 """
 
@@ -17,7 +18,7 @@ import re
 import sys
 from pathlib import Path
 
-from agent.errors import Code
+from agent.errors import DIAGNOSIS_STOP_REASONS, Code
 from agent.tools.names import TOOL_NAMES
 
 FRONTEND = Path(__file__).resolve().parents[1]
@@ -28,6 +29,7 @@ SECTIONS = {
     "errors that end a turn": "TURN_ERROR_CODES",
     "notices": "NOTICE_CODES",
     "a tool card's": "TOOL_ERROR_CODES",
+    "a diagnosis's": "DIAGNOSIS_CODES",
 }
 HEADING = re.compile(r"^\s+#\s*(.+?)\s*$")
 MEMBER = re.compile(r"^\s+([A-Z][A-Z0-9_]*)\s*=")
@@ -80,6 +82,17 @@ def generate() -> str:
             grouped["TOOL_ERROR_CODES"],
             "A tool card's or a workflow step's error.",
         ),
+        _array(
+            "DIAGNOSIS_CODES",
+            grouped["DIAGNOSIS_CODES"],
+            "A diagnosis's own stop reasons and failure (the diagnosis message).",
+        ),
+        _array(
+            "DIAGNOSIS_STOP_REASONS",
+            [code.value for code in DIAGNOSIS_STOP_REASONS],
+            "The stop_reason of a stopped diagnosis.",
+        ),
+        "export type DiagnosisStopReason = (typeof DIAGNOSIS_STOP_REASONS)[number];\n",
         _array("TOOLS", list(TOOL_NAMES), "The agent's tools (CONTRACT.md, Tools)."),
         "export type ToolName = (typeof TOOLS)[number];\n",
     ]

@@ -15,7 +15,7 @@ from agent.context import Context
 from agent.demo.model import DemoChatModel
 from agent.diagnosis.envelope import evidence_tools
 from agent.diagnosis.request import model_input
-from agent.diagnosis.run import DiagnosisRun, Outcome
+from agent.diagnosis.run import DiagnosisOutcome, DiagnosisRun
 from tests.agent import _tools_fixtures as fixtures
 from tests.agent._diagnosis import audited
 
@@ -26,7 +26,7 @@ recorder = fixtures.recorder
 
 async def diagnose(
     client: BackendClient, context: Context, query: str, focus: dict[str, Any] | None = None
-) -> tuple[Outcome, list[Any]]:
+) -> tuple[DiagnosisOutcome, list[Any]]:
     run = DiagnosisRun(
         DiagnosisSettings(),
         model=DemoChatModel(),

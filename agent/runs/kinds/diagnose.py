@@ -24,10 +24,10 @@ from agent.diagnosis.budget import RunStopped
 from agent.diagnosis.envelope import evidence_tools
 from agent.diagnosis.previous import previous_diagnosis
 from agent.diagnosis.request import PreviousTurn, QueryTooLong, check_query, model_input
-from agent.diagnosis.run import DiagnosisRun, Outcome
+from agent.diagnosis.run import DiagnosisOutcome, DiagnosisRun
 from agent.diagnosis.summary import summarise
 from agent.errors import Code, InvalidInput
-from agent.runs.skeleton import Run
+from agent.runs.state import Run
 
 log = logging.getLogger(__name__)
 UNFINISHED = {"code": Code.CANCELLED, "message": "The diagnosis stopped before this call finished."}
@@ -37,7 +37,7 @@ class DiagnosisChat:
     """One evidence-based diagnosis, persisted like a chat turn (a `RunKind`)."""
 
     def __init__(self) -> None:
-        self.outcome: Outcome | None = None
+        self.outcome: DiagnosisOutcome | None = None
         self.summary = ""
         self.closing: list[BaseMessage] = []
         self.previous: PreviousTurn | None = None
@@ -66,7 +66,7 @@ class DiagnosisChat:
             run.settings.diagnosis,
             model=run.services.diagnosis_model(),
             tools=evidence_tools(run.client),
-            cancelled=lambda: run.lease.lost or run.lease.archived,
+            cancelled=lambda: run.lease_gone,
         )
         outcome = await self._diagnose(run, self.diagnosis)
         await self._conclude(run, outcome)
@@ -75,7 +75,7 @@ class DiagnosisChat:
         if self.diagnosis is not None and self.outcome is None:
             await self._conclude(run, self.diagnosis.stopped(Code.CANCELLED))
 
-    async def _diagnose(self, run: Run, diagnosis: DiagnosisRun) -> Outcome:
+    async def _diagnose(self, run: Run, diagnosis: DiagnosisRun) -> DiagnosisOutcome:
         question = model_input(run.submit.text, focus=run.submit.focus, previous=self.previous)
         context = dataclasses.replace(run.context, run_id=diagnosis.run_id)
         config: RunnableConfig = {
@@ -96,7 +96,7 @@ class DiagnosisChat:
             run.check()  # the lease was lost: the run ends as a dynamic one does
             return diagnosis.stopped(stop.reason)
         except TimeoutError:
-            return diagnosis.stopped("DEADLINE")
+            return diagnosis.stopped(Code.DEADLINE)
         except GraphRecursionError:
             return diagnosis.stopped(Code.BUDGET_EXHAUSTED)
         except openai.APIError as exc:
@@ -119,7 +119,7 @@ class DiagnosisChat:
                 elif isinstance(message, ToolMessage):
                     run.turn.tool_result(_card(message))
 
-    async def _conclude(self, run: Run, outcome: Outcome) -> None:
+    async def _conclude(self, run: Run, outcome: DiagnosisOutcome) -> None:
         """Show the outcome, tell the thread, persist the turn."""
         self.outcome = outcome
         for call_id in self._shown:
@@ -129,9 +129,8 @@ class DiagnosisChat:
         metadata = outcome.metadata()
         self.summary = summarise(metadata)
         run.turn.diagnosis(metadata, self.summary)
-        if not (run.lease.lost or run.lease.archived):  # else another run owns the thread now
+        if not run.lease_gone:  # else another run owns the thread now
             await self._remember(run)
-        await run.finish(self)
 
     async def _remember(self, run: Run) -> None:
         """Add the question and the outcome's summary to the conversation's agent thread."""
@@ -140,7 +139,7 @@ class DiagnosisChat:
             HumanMessage(content=run.submit.text),
             AIMessage(content=self.summary),
         ]
-        await run.agent.aupdate_state(run.config, {"messages": messages}, as_node="model")
+        await run.write_thread(messages, as_node="model")
 
     def record(self, run: Run) -> tuple[str, dict[str, Any]]:
         _, metadata = run.turn.record()

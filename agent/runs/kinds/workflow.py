@@ -17,12 +17,19 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from agent import hitl
 from agent.backend_client import BackendError
-from agent.errors import AgentError, Code, Unavailable
+from agent.errors import AgentError, BudgetExhausted, Code, LeaseLost, Unavailable
 from agent.runs.question import new_message
-from agent.runs.skeleton import SUPERSEDED, Run
+from agent.runs.state import SUPERSEDED, Run
 from agent.workflows import definitions, matcher
 from agent.workflows.definitions import Definition
-from agent.workflows.engine import Completed, Execution, Failed, Outcome, Paused, Services
+from agent.workflows.engine import (
+    Completed,
+    Execution,
+    ExecutionOutcome,
+    Failed,
+    Paused,
+    StepServices,
+)
 from agent.workflows.records import Records
 from agent.workflows.timeline import Timeline
 
@@ -91,7 +98,7 @@ class WorkflowRun:
         graph_input = await new_message(run, snapshot, supersede_workflows=False)
         closing: list[BaseMessage] = graph_input["messages"][:-1]
         if closing:  # answer the thread's open agent calls now (their interrupt is superseded)
-            await run.agent.aupdate_state(run.config, {"messages": closing}, as_node="tools")
+            await run.write_thread(closing, as_node="tools")
         request = _request(run)
         execution_id = await self._records.start(self.definition.name, request)
         self.question, self.human = request["text"], run.human
@@ -111,17 +118,16 @@ class WorkflowRun:
         run.start_writes()  # the question and decisions are saved while the steps run
         try:
             async with run.deadline():
-                outcome: Outcome = await execution.run(start=start, approved=approved)
+                outcome: ExecutionOutcome = await execution.run(start=start, approved=approved)
         except TimeoutError:
             outcome = await execution.abandon(
                 {"code": Code.BUDGET_EXHAUSTED, "message": "the workflow ran out of time"}
             )
-            run.turn.error(Code.BUDGET_EXHAUSTED, "This workflow ran out of time.")
-        except AgentError as exc:
-            if exc.code in (Code.CONVERSATION_BUSY, Code.CONVERSATION_ARCHIVED):  # lease gone
-                error = {"code": Code.CANCELLED, "message": exc.message}
-                self.execution = None  # not the person's stop: nothing goes to the thread
-                await asyncio.shield(self._abandoned(execution, error))
+            run.turn.fail(BudgetExhausted("This workflow ran out of time."))
+        except LeaseLost as exc:
+            error = {"code": Code.CANCELLED, "message": exc.message}
+            self.execution = None  # not the person's stop: nothing goes to the thread
+            await asyncio.shield(self._abandoned(execution, error))
             raise
         self.execution = None
         await self._conclude(run, execution, outcome)
@@ -133,7 +139,7 @@ class WorkflowRun:
         except BackendError as exc:
             log.warning("could not close workflow %s: %s", execution.execution_id, exc)
 
-    async def _conclude(self, run: Run, execution: Execution, outcome: Outcome) -> None:
+    async def _conclude(self, run: Run, execution: Execution, outcome: ExecutionOutcome) -> None:
         name = execution.definition.name
         if isinstance(outcome, Paused):
             run.turn.confirm(outcome.pending)
@@ -154,7 +160,8 @@ class WorkflowRun:
             )
             answer = f"The workflow {name} stopped at {where}: {outcome.error['message']}"
             if outcome.error["code"] != Code.BUDGET_EXHAUSTED:
-                run.turn.error(Code.WORKFLOW_FAILED, answer, {"workflow": name, **outcome.error})
+                details = {"workflow": name, **outcome.error}
+                run.turn.fail(AgentError(answer, code=Code.WORKFLOW_FAILED, details=details))
             status, fields = "failed", {"error": outcome.error}
         await self._remember(run, answer)
         await run.finish(self, now=True)  # its execution links the row
@@ -165,7 +172,7 @@ class WorkflowRun:
     async def _remember(self, run: Run, answer: str) -> None:
         """Add the question and the workflow's answer to the thread (for later agent turns)."""
         messages = [self.human or HumanMessage(content=self.question), AIMessage(content=answer)]
-        await run.agent.aupdate_state(run.config, {"messages": messages}, as_node="model")
+        await run.write_thread(messages, as_node="model")
 
     def _execution(
         self,
@@ -175,7 +182,7 @@ class WorkflowRun:
         request: dict[str, Any],
         outputs: dict[str, Any],
     ) -> Execution:
-        services = Services(
+        services = StepServices(
             tools=run.tools,
             model=run.model,
             context=run.context,

@@ -42,6 +42,9 @@ export const CODES = [
   "NOT_EXECUTED",
   "BACKEND_ERROR",
   "BACKEND_TIMEOUT",
+  "SATURATED",
+  "DEADLINE",
+  "INVALID_DRAFT",
 ] as const;
 
 export type Code = (typeof CODES)[number];
@@ -98,6 +101,23 @@ export const TOOL_ERROR_CODES = [
   "BACKEND_ERROR",
   "BACKEND_TIMEOUT",
 ] as const;
+
+/** A diagnosis's own stop reasons and failure (the diagnosis message). */
+export const DIAGNOSIS_CODES = [
+  "SATURATED",
+  "DEADLINE",
+  "INVALID_DRAFT",
+] as const;
+
+/** The stop_reason of a stopped diagnosis. */
+export const DIAGNOSIS_STOP_REASONS = [
+  "SATURATED",
+  "BUDGET_EXHAUSTED",
+  "DEADLINE",
+  "CANCELLED",
+] as const;
+
+export type DiagnosisStopReason = (typeof DIAGNOSIS_STOP_REASONS)[number];
 
 /** The agent's tools (CONTRACT.md, Tools). */
 export const TOOLS = [

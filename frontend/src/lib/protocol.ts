@@ -2,7 +2,7 @@
 // the list of this turn's assistant messages; metadata.type says what each message is. The same
 // dicts are persisted in the conversation history, so one renderer serves both.
 
-import { TURN_ERROR_CODES, type TurnErrorCode } from "./codes";
+import { TURN_ERROR_CODES, type DiagnosisStopReason, type TurnErrorCode } from "./codes";
 
 // The codes that end a turn: generated from the agent's one enumeration (agent/errors.py `Code`,
 // see scripts/gen_codes.py), never copied by hand.
@@ -37,6 +37,7 @@ export interface ErrorMeta {
   type: "error";
   code: string;
   message: string;
+  details?: Record<string, unknown>;
 }
 
 export interface NoticeMeta {
@@ -96,7 +97,7 @@ export interface DiagnosisCheck {
   assessment?: "GAINED" | "NO_GAIN";
 }
 
-export type DiagnosisStopReason = "SATURATED" | "BUDGET_EXHAUSTED" | "DEADLINE" | "CANCELLED";
+export type { DiagnosisStopReason };
 
 export interface DiagnosisMeta {
   type: "diagnosis";

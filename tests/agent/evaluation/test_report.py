@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from agent.evaluation import report
 from agent.evaluation.cases import Case, NumberedCase
-from agent.evaluation.runner import Outcome
+from agent.evaluation.runner import CaseOutcome
 
 
-def outcome(expected: list[str], called: list[str], *, lang: str = "en", **kw: str) -> Outcome:
+def outcome(expected: list[str], called: list[str], *, lang: str = "en", **kw: str) -> CaseOutcome:
     case = Case.model_validate({"query": "q", "expected_tools": expected, "lang": lang})
-    return Outcome(NumberedCase("cases.jsonl", 1, case), tuple(called), **kw)  # type: ignore[arg-type]
+    return CaseOutcome(NumberedCase("cases.jsonl", 1, case), tuple(called), **kw)  # type: ignore[arg-type]
 
 
 def test_the_same_tool_twice_is_still_exactly_the_expected_set() -> None:

@@ -16,7 +16,7 @@ from agent.config import Settings
 from agent.context import Context
 from agent.graph import build_agent, recursion_limit
 from agent.hitl import ConfirmationError, closing_messages, pending_of, resolve
-from agent.runs.kinds.dynamic import STREAM_MODE
+from agent.runs.answer import STREAM_MODE
 from agent.stream import AnswerText, Turn, apply
 from tests.agent.unit.scripted import ScriptedModel, say
 

@@ -9,6 +9,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from agent.hitl import ConfirmationError, Pending, closing_messages, decision_record, resolve
+from agent.stream import messages
 from tests.agent.unit.scripted import approval, say, snapshot
 
 ASKED = [HumanMessage("deploy 7"), say("", ("deploy_dashboard", "call_7", {"dashboard_id": 7}))]
@@ -65,7 +66,9 @@ def test_an_interrupt_that_is_not_a_tool_approval_is_not_pending():
 def test_the_card_metadata_and_the_stored_record_carry_the_call():
     pending = Pending.from_interrupt(approval("call_7", dashboard_id=7))
     assert pending is not None
-    card = pending.metadata("thread-1")
+    card = messages.confirm_required(
+        "thread-1", pending.tool, pending.call_id, pending.args, pending.description
+    )
 
     assert card == {
         "type": "confirm_required",

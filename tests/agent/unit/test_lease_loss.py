@@ -6,121 +6,31 @@ lease, a fake backend and a scripted model drive the run skeleton itself."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
-from langgraph.types import StateSnapshot
 
 from agent.backend_client import BackendError
 from agent.config import Settings
 from agent.context import Context
 from agent.errors import AgentError, Code
-from agent.inputs import Options, Submit
+from agent.inputs import Submit
 from agent.lease import Lease
 from agent.runs.kinds.diagnose import DiagnosisChat
 from agent.runs.kinds.workflow import WorkflowRun
-from agent.runs.skeleton import Run, RunKind, Services, drive
-from agent.stream import Turn
+from agent.runs.skeleton import drive
+from agent.runs.state import Run, RunKind
 from agent.workflows.definitions import Definition, LlmStep
-
-CID = "00000000-0000-4000-8000-000000000001"
-
-
-class FakeBackend:
-    """Answers the agent's backend calls as the backend would, and keeps them."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, str, Any]] = []
-        self.ids = 0
-
-    def current_service_token(self) -> None:
-        return None
-
-    async def call(self, context: Context, method: str, path: str, **kwargs: Any) -> Any:
-        await asyncio.sleep(0)  # a write takes a turn of the loop, as a real one does
-        self.calls.append((method, path, kwargs.get("json")))
-        if path.endswith("/messages"):
-            self.ids += 1
-            return {"id": self.ids, **(kwargs.get("json") or {})}
-        if method == "POST" and path == "/api/workflow/executions":
-            return {"id": 7}
-        if method == "GET" or path.endswith("/cancel-waiting"):
-            return {"items": []}
-        return {}
-
-    def paths(self, method: str, pattern: str) -> list[Any]:
-        return [body for m, p, body in self.calls if m == method and re.search(pattern, p)]
-
-
-class FakeLease:
-    """Lost once `lose()` says so (as a renewal answered 409 would set it)."""
-
-    def __init__(self, lose: Any = lambda: False) -> None:
-        self.lose = lose
-        self.archived = False
-        self.grant: dict[str, Any] = {}
-
-    @property
-    def lost(self) -> bool:
-        return bool(self.lose())
-
-    def thread_has(self, fact: str) -> bool:
-        return True  # as a lease answer that says nothing of the thread
-
-    @contextlib.contextmanager
-    def on_loss(self, callback: Any) -> Iterator[None]:
-        if self.lost:
-            callback()
-        yield
-
-
-class FakeAgent:
-    """The compiled agent graph: an empty thread; writes to it are kept."""
-
-    checkpointer = None
-
-    def __init__(self) -> None:
-        self.updates: list[Any] = []
-
-    async def aget_state(self, config: Any) -> StateSnapshot:
-        return StateSnapshot({}, (), {}, None, None, None, (), ())
-
-    async def aupdate_state(self, config: Any, values: Any, as_node: str | None = None) -> None:
-        self.updates.append(values)
-
-
-class ToolModel(GenericFakeChatModel):
-    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
-        return self
-
-
-def _run(backend: FakeBackend, agent: FakeAgent, lease: FakeLease, *, mode: str, model: Any) -> Run:
-    services = Services(
-        settings=Settings(),
-        client=backend,  # type: ignore[arg-type]
-        agent=agent,  # type: ignore[arg-type]
-        model=model,
-        tools={},
-    )
-    context = Context(
-        user_token="user-jwt", user_id="1", username="u", roles=("admin",), conversation_id=CID
-    )
-    submit = Submit(
-        text="Check the service",
-        files=[],
-        conversation_id=CID,
-        action="",
-        focus=None,
-        options=Options(),
-        mode=mode,  # type: ignore[arg-type]
-    )
-    turn = Turn(thread_id=CID)
-    return Run(services, turn=turn, context=context, submit=submit, lease=lease)  # type: ignore[arg-type]
+from tests.agent.unit.fake_run import (
+    CID,
+    FakeAgent,
+    FakeBackend,
+    FakeLease,
+    ToolModel,
+    make_run,
+)
 
 
 async def _drive(run: Run, kind: RunKind) -> AgentError:
@@ -137,7 +47,7 @@ async def test_a_workflow_run_stops_at_the_next_step_once_its_lease_is_lost() ->
     steps = lambda: backend.paths("PUT", r"/steps/0$")  # noqa: E731
     lease = FakeLease(lambda: any(b.get("status") == "completed" for b in steps()))
     model = GenericFakeChatModel(messages=iter([AIMessage("one"), AIMessage("two")]))
-    run = _run(backend, agent, lease, mode="yaml", model=model)
+    run = make_run(backend, agent, lease, mode="yaml", model=model)
     definition = Definition(
         name="check",
         description="",
@@ -162,7 +72,7 @@ async def test_a_workflow_run_stops_at_the_next_step_once_its_lease_is_lost() ->
 async def test_a_diagnosis_run_stops_before_its_next_round_once_its_lease_is_lost() -> None:
     backend, agent = FakeBackend(), FakeAgent()
     model = ToolModel(messages=iter([AIMessage("never asked")]))
-    run = _run(backend, agent, FakeLease(lambda: True), mode="diagnose", model=model)
+    run = make_run(backend, agent, FakeLease(lambda: True), mode="diagnose", model=model)
 
     error = await _drive(run, DiagnosisChat())
 
@@ -176,7 +86,7 @@ async def test_a_bad_file_after_a_queued_write_still_stores_that_write() -> None
     """The rejection a workflow queues before it reads the files is stored, not left pending
     (a coroutine never awaited), when a file is refused."""
     backend, agent = FakeBackend(), FakeAgent()
-    run = _run(backend, agent, FakeLease(), mode="yaml", model=None)
+    run = make_run(backend, agent, FakeLease(), mode="yaml", model=None)
     run.append_later("assistant", "rejected", {"type": "decision"})
     run.submit = Submit(
         text="x", files=["/etc/passwd"], conversation_id=CID, action="", focus=None, mode="yaml"
@@ -211,7 +121,7 @@ async def test_a_run_streaming_an_answer_stops_mid_answer_once_its_lease_is_lost
     # The answer's tokens reach the turn by callback, with no step of the run's own in
     # between: the lease's loss must end the streaming block itself, not the next step.
     backend, agent = Renewals(), FakeAgent()
-    run = _run(backend, agent, FakeLease(), mode="dynamic", model=None)
+    run = make_run(backend, agent, FakeLease(), mode="dynamic", model=None)
     run.lease = lease = Lease(backend, run.context, ttl_s=1.0)  # type: ignore[arg-type]
     await lease.acquire()
     loop = asyncio.get_running_loop()
@@ -229,7 +139,7 @@ async def test_a_run_streaming_an_answer_stops_mid_answer_once_its_lease_is_lost
 
 async def test_a_run_streaming_past_its_deadline_times_out_as_before() -> None:
     backend, agent = FakeBackend(), FakeAgent()
-    run = _run(backend, agent, FakeLease(), mode="dynamic", model=None)
+    run = make_run(backend, agent, FakeLease(), mode="dynamic", model=None)
     run.settings = Settings(agent={"run_deadline_s": 0.1})
     with pytest.raises(TimeoutError):
         async with run.streaming():

@@ -1,6 +1,6 @@
-"""This turn's assistant messages as the stream protocol shows them (CONTRACT.md), built from
-the agent's `updates` stream events (a model or tool step's messages, an interrupt) and, for the
-answer's text token by token, from the model's callbacks (`AnswerText`).
+"""This turn's assistant messages as the stream protocol shows them (CONTRACT.md): the state
+the events (events.py) update and the stream (updates.py) shows, each message built by its
+constructor (messages.py).
 
 Every snapshot is a fresh list of fresh dicts: Gradio diffs each yielded value against the
 previous one, so nothing it holds may change afterwards.
@@ -9,26 +9,20 @@ previous one, so nothing it holds may change afterwards.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-from uuid import UUID
+from typing import Any, cast
 
-from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolCall, ToolMessage
-from langchain_core.outputs import ChatGenerationChunk, GenerationChunk, LLMResult
+from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 
-from agent.errors import Code
+from agent.errors import AgentError, BackendError, Code
 from agent.hitl import Pending
-from agent.marks import RETRY_EVENT, ends_out_of_tool_budget
-from agent.perf.pace import PACE
+from agent.stream import messages
 from agent.tools.names import CONFIRM_TOOLS, title
 
 MAX_OUTPUT_CHARS = 50_000
-MODEL_NODE = "model"  # create_agent's node that calls the model
 
 
 @dataclass
@@ -107,15 +101,8 @@ class Turn:
         call_id = call["id"] or ""
         self._calls[call_id] = call
         self._started[call_id] = time.monotonic()
-        metadata = {
-            "type": "tool_start",
-            "tool": call["name"],
-            "call_id": call_id,
-            "input": call["args"],
-            "title": title(call["name"]),
-            "status": "pending",
-        }
-        self._cards[call_id] = self._add("", metadata)
+        metadata = messages.tool_start(call["name"], call_id, call["args"], title(call["name"]))
+        self._cards[call_id] = self._add("", dict(metadata))
 
     def tool_result(self, message: ToolMessage) -> None:
         """Turn the call's card into `tool_end` or `tool_error` (creating it if never shown)."""
@@ -125,13 +112,14 @@ class Turn:
             name = known["name"] if known else (message.name or "tool")
             self.tool_start(ToolCall(name=name, args=known["args"] if known else {}, id=call_id))
         index = self._cards[call_id]
-        base = dict(self.entries[index].metadata)
-        base.update(status="done", duration_ms=_elapsed_ms(self._started.get(call_id)))
+        start = cast(messages.ToolStart, self.entries[index].metadata)
+        elapsed = _elapsed_ms(self._started.get(call_id))
+        done: messages.ToolEnd | messages.ToolError
         if message.status == "error":
-            base.update(type="tool_error", error=_error_of(message))
+            done = messages.tool_error(start, _error_of(message), elapsed)
         else:
-            base.update(type="tool_end", output=_output_of(message.content))
-        self.entries[index] = _Entry(metadata=base)
+            done = messages.tool_end(start, _output_of(message.content), elapsed)
+        self.entries[index] = _Entry(metadata=dict(done))
         self._text_open = False
         self._touch()
 
@@ -141,28 +129,34 @@ class Turn:
         return index is not None and self.entries[index].metadata.get("status") == "pending"
 
     def confirm(self, pending: Pending) -> None:
-        self._add(pending.description, pending.metadata(self.thread_id))
+        metadata = messages.confirm_required(
+            self.thread_id, pending.tool, pending.call_id, pending.args, pending.description
+        )
+        self._add(pending.description, dict(metadata))
+
+    def fail(self, exc: AgentError) -> None:
+        """Show `exc` as the stream's `error` message: the one place an AgentError is
+        rendered. A backend failure shows what it means to a person (BackendError.shown)."""
+        if isinstance(exc, BackendError):
+            exc = exc.shown()
+        self.error(exc.code, exc.message, exc.details or None)
 
     def error(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
-        metadata: dict[str, Any] = {"type": "error", "code": code, "message": message}
-        if details:
-            metadata["details"] = details
-        self._add(message, metadata)
+        self._add(message, dict(messages.error(code, message, details)))
 
     def notice(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
-        metadata: dict[str, Any] = {"type": "notice", "code": code, "message": message}
-        if details:
-            metadata["details"] = details
-        self._add(message, metadata)
+        self._add(message, dict(messages.notice(code, message, details)))
 
-    def card(self, metadata: dict[str, Any], content: str = "") -> int:
-        """Add a message of our own kind (e.g. a workflow step); its index for `update`."""
-        return self._add(content, metadata)
+    def card(self, metadata: messages.WorkflowStep, content: str = "") -> int:
+        """Add a workflow step's message; its index for `update`."""
+        return self._add(content, dict(metadata))
 
-    def update(self, index: int, metadata: dict[str, Any], content: str | None = None) -> None:
+    def update(
+        self, index: int, metadata: messages.WorkflowStep, content: str | None = None
+    ) -> None:
         """Replace the metadata (and, when given, the content) of message `index`."""
         parts = [content] if content else ([] if content is not None else self.entries[index].parts)
-        self.entries[index] = _Entry(metadata=metadata, parts=list(parts))
+        self.entries[index] = _Entry(metadata=dict(metadata), parts=list(parts))
         self._text_open = False
         self._touch()
 
@@ -172,9 +166,9 @@ class Turn:
             self.entries[index].parts.append(delta)
             self._touch(urgent=False)
 
-    def diagnosis(self, metadata: dict[str, Any], content: str = "") -> None:
+    def diagnosis(self, metadata: messages.Diagnosis, content: str = "") -> None:
         """The outcome of a diagnosis run (metadata type `diagnosis`)."""
-        self._add(content, metadata)
+        self._add(content, dict(metadata))
 
     def identify(self, message_id: int) -> None:
         """Every message from now on carries `metadata.message_id` (its debug record's key)."""
@@ -204,89 +198,6 @@ class Turn:
         return text, {"parts": parts}
 
 
-class AnswerText(BaseCallbackHandler):
-    """The model node's answer text, token by token, written into `turn` as it arrives.
-
-    A handler of the run's own, inline and synchronous (no task, no coroutine per token): a
-    token reaches the turn from the model's stream directly, instead of through the graph's
-    `messages` stream (a queue, and a wake of the graph's loop and of the consumer per token).
-    `then` runs after each piece. The retry event (LlmRetry's, sent before it calls the model
-    again) withdraws the text of the failed attempt, in order with the tokens either side.
-    """
-
-    run_inline = True
-    ignore_chain = True  # model events and the retry event only
-    ignore_agent = True
-    ignore_retriever = True
-    ignore_retry = True
-
-    def __init__(self, turn: Turn, then: Callable[[], None] = lambda: None) -> None:
-        self.turn = turn
-        self.then = then
-        self._calls: set[UUID] = set()  # model calls of the agent's model node, not a tool's
-
-    def on_chat_model_start(
-        self,
-        serialized: dict[str, Any],
-        messages: list[list[BaseMessage]],
-        *,
-        run_id: UUID,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        if (metadata or {}).get("langgraph_node") == MODEL_NODE:
-            self._calls.add(run_id)
-
-    def on_llm_new_token(
-        self,
-        token: str | list[str | dict[str, Any]],
-        *,
-        chunk: GenerationChunk | ChatGenerationChunk | None = None,
-        run_id: UUID,
-        **kwargs: Any,
-    ) -> None:
-        if run_id not in self._calls or not isinstance(chunk, ChatGenerationChunk):
-            return
-        if isinstance(chunk.message, AIMessageChunk):
-            self.turn.text(chunk.message.id, chunk.message.text)
-            self.then()
-
-    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
-        self._calls.discard(run_id)
-
-    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        self._calls.discard(run_id)
-
-    def on_custom_event(self, name: str, data: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        if name == RETRY_EVENT:
-            self.turn.drop_text()
-
-
-def apply(turn: Turn, data: dict[str, Any]) -> list[Pending]:
-    """Apply one `updates` event of the agent's stream to `turn`; the confirmations it
-    raised."""
-    pending: list[Pending] = []
-    for node, update in data.items():
-        if node == "__interrupt__":
-            pending.extend(p for p in map(Pending.from_interrupt, update) if p is not None)
-            continue
-        for message in _messages(update):
-            if isinstance(message, ToolMessage):
-                turn.tool_result(message)
-            elif ends_out_of_tool_budget(message):
-                turn.error(Code.BUDGET_EXHAUSTED, "This request used up its tool-call budget.")
-            elif isinstance(message, AIMessage) and node == MODEL_NODE:
-                turn.model_message(message)
-    return pending
-
-
-def _messages(update: Any) -> Iterable[BaseMessage]:
-    if isinstance(update, dict):
-        messages = update.get("messages") or []
-        return [m for m in messages if isinstance(m, BaseMessage)]
-    return []
-
-
 def _elapsed_ms(started: float | None) -> int:
     return 0 if started is None else int((time.monotonic() - started) * 1000)
 
@@ -301,7 +212,7 @@ def _output_of(content: Any) -> Any:
         return text
 
 
-def _error_of(message: ToolMessage) -> dict[str, str]:
+def _error_of(message: ToolMessage) -> messages.ErrorBody:
     if message.additional_kwargs.get("lc_source") == "hitl_interrupt_decision":
         return {"code": Code.REJECTED, "message": "Not run: the person rejected this call."}
     try:
@@ -309,30 +220,3 @@ def _error_of(message: ToolMessage) -> dict[str, str]:
         return {"code": str(error["code"]), "message": str(error["message"])}
     except (ValueError, KeyError, TypeError):
         return {"code": Code.TOOL_ERROR, "message": str(message.content)[:300]}
-
-
-async def updates(turn: Turn) -> AsyncIterator[list[dict[str, Any]]]:
-    """Snapshots of `turn` as it changes, the last always.
-
-    Text is coalesced to at most one snapshot per `PACE.interval()`; a card that starts, ends
-    or asks for confirmation is shown at once.
-    """
-    sent, last = -1, 0.0
-    PACE.open += 1
-    try:
-        while True:
-            if turn.version != sent and (turn.entries or turn.finished):
-                wait = PACE.interval() - (time.monotonic() - last)
-                if sent >= 0 and wait > 0 and not turn.finished and not turn.urgent.is_set():
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(turn.urgent.wait(), wait)
-                turn.urgent.clear()
-                sent, last = turn.version, time.monotonic()
-                yield turn.snapshot()
-                continue
-            if turn.finished:
-                return
-            turn.changed.clear()
-            await turn.changed.wait()
-    finally:
-        PACE.open -= 1

@@ -1,0 +1,244 @@
+"""The run skeleton, the routing and each kind's input, without processes (a fake backend,
+lease and graph: tests/agent/unit/fake_run.py): what a submit is routed to, what each kind puts
+to the thread and queues for the history, and what the skeleton serves and stores at the end."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from agent.context import Context
+from agent.errors import AgentError, Code, UsageLimit
+from agent.hooks import RunHooks, RunInfo, RunOutcome
+from agent.inputs import Options, Submit
+from agent.runs import routing, skeleton
+from agent.runs.kinds.diagnose import DiagnosisChat
+from agent.runs.kinds.dynamic import DynamicRun
+from agent.runs.kinds.none import NoneRun
+from agent.runs.kinds.workflow import WorkflowRun
+from agent.runs.question import new_message
+from agent.runs.state import Run, RunKind
+from agent.stream import Turn
+from tests.agent.unit.fake_run import CID, FakeAgent, FakeBackend, FakeLease, make_run
+
+
+def _run(mode: str = "dynamic", **submit: Any) -> tuple[Run, FakeBackend, FakeAgent]:
+    backend, agent = FakeBackend(), FakeAgent()
+    run = make_run(backend, agent, FakeLease(), mode=mode, model=None)
+    if submit:
+        run.submit = Submit(
+            **{
+                "text": "Check the service",
+                "files": [],
+                "conversation_id": CID,
+                "action": "",
+                "focus": None,
+                "options": Options(),
+                "mode": mode,
+                **submit,
+            }
+        )
+    return run, backend, agent
+
+
+# -- routing ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("mode", "kind"),
+    [("dynamic", DynamicRun), ("none", NoneRun), ("diagnose", DiagnosisChat)],
+)
+async def test_a_new_message_is_routed_to_its_modes_kind(mode, kind):
+    run, _, _ = _run(mode)
+    assert type(await routing.route(run)) is kind
+    assert run.turn.entries == []
+
+
+async def test_yaml_with_no_matching_workflow_is_a_notice_and_a_dynamic_answer():
+    run, backend, _ = _run("yaml")
+    assert type(await routing.route(run)) is DynamicRun
+    assert [e.metadata["code"] for e in run.turn.entries] == [Code.NO_WORKFLOW_MATCHED]
+    assert backend.paths("GET", r"/api/workflow/definitions$")
+
+
+async def test_a_decision_with_nothing_waiting_goes_to_the_agent_which_says_so():
+    run, backend, _ = _run("dynamic", action="confirm")
+    assert type(await routing.route(run)) is DynamicRun
+    assert backend.paths("GET", r"/executions$")  # a waiting workflow step was looked for
+
+
+def test_a_mode_no_kind_serves_is_refused_before_the_lease():
+    with pytest.raises(AgentError) as refused:
+        routing.check_mode("telepathy")  # type: ignore[arg-type]
+    assert refused.value.code == Code.INVALID_INPUT
+
+
+# -- each kind's input ------------------------------------------------------------------------
+
+
+async def test_the_dynamic_kind_puts_the_question_last_and_queues_its_user_row():
+    run, backend, _ = _run("dynamic")
+    kind = DynamicRun()
+    await kind.prepare(run)
+    assert isinstance(kind.graph_input, dict)
+    question = kind.graph_input["messages"][-1]
+    assert isinstance(question, HumanMessage) and question.content == "Check the service"
+    assert run.human is question
+    assert backend.paths("POST", r"/messages$") == []  # deferred until the first output
+    await run.flush()
+    assert [(b["role"], b["content"]) for b in backend.paths("POST", r"/messages$")] == [
+        ("user", "Check the service")
+    ]
+
+
+async def test_the_none_kind_offers_no_tools_and_asks_the_same_question():
+    run, _, _ = _run("none")
+    kind = NoneRun()
+    await kind.prepare(run)
+    await run.flush()
+    assert run.context.offer_tools is False
+    assert kind.graph_input["messages"][-1].content == "Check the service"
+
+
+async def test_the_diagnosis_kind_queues_its_question_with_its_mode():
+    run, backend, _ = _run("diagnose")
+    kind = DiagnosisChat()
+    await kind.prepare(run)
+    await run.flush()
+    rows = backend.paths("POST", r"/messages$")
+    assert [(b["role"], b["metadata"]) for b in rows] == [("user", {"mode": "diagnose"})]
+
+
+async def test_the_workflow_kind_reads_nothing_before_it_runs():
+    run, backend, _ = _run("yaml")
+    await WorkflowRun(waiting={"id": 1}).prepare(run)
+    assert backend.calls == []
+
+
+async def test_a_cut_message_is_told_and_its_row_says_so():
+    run, backend, _ = _run("dynamic", truncated=True)
+    await new_message(run, await run.agent.aget_state(run.config))
+    await run.flush()
+    assert [e.metadata["code"] for e in run.turn.entries] == [Code.TRUNCATED]
+    (row,) = backend.paths("POST", r"/messages$")
+    assert row["metadata"]["truncated"] is True
+
+
+# -- the skeleton: drive, serve, the end --------------------------------------------------------
+
+
+class Says:
+    """A kind that answers `text`, or raises `error` after it."""
+
+    def __init__(self, text: str, error: BaseException | None = None) -> None:
+        self.text, self.error, self.stopped = text, error, False
+
+    async def prepare(self, run: Run) -> None:
+        run.append_later("user", run.submit.text, {})
+
+    async def execute(self, run: Run) -> None:
+        run.turn.text("m1", self.text)
+        if self.error is not None:
+            raise self.error
+
+    async def stop(self, run: Run) -> None:
+        self.stopped = True
+
+    def record(self, run: Run) -> tuple[str, dict[str, Any]]:
+        return run.turn.record()
+
+
+def _route(kind: RunKind) -> Any:
+    async def route(_: Run) -> RunKind:
+        return kind
+
+    return route
+
+
+async def test_a_finished_run_leaves_its_answer_and_debug_record_for_the_end():
+    run, backend, _ = _run()
+    await skeleton.drive(run, _route(Says("Done.")))
+    assert run.ending["message"]["content"] == "Done."
+    assert run.ending["message"]["role"] == "assistant"
+    assert "debug" in run.ending
+    assert [b["role"] for b in backend.paths("POST", r"/messages$")] == ["user"]
+
+
+async def test_a_failed_run_stores_what_it_queued_and_no_answer():
+    run, backend, _ = _run()
+    with pytest.raises(AgentError):
+        await skeleton.drive(run, _route(Says("half", AgentError("boom"))))
+    assert [b["role"] for b in backend.paths("POST", r"/messages$")] == ["user"]
+    assert run.ending == {}
+
+
+async def test_the_daily_budget_reached_mid_run_stops_it_and_keeps_what_was_said():
+    run, _, _ = _run()
+    kind = Says("Part of it", UsageLimit("The daily budget is used up."))
+    await skeleton.drive(run, _route(kind))
+    assert kind.stopped
+    types = [e.metadata.get("type") for e in run.turn.entries]
+    assert types == [None, "error"]
+    assert run.turn.entries[-1].metadata["code"] == Code.USAGE_LIMIT
+    assert "Part of it" in run.ending["message"]["content"]
+
+
+class Ending(FakeLease):
+    """A lease whose release is the run's end: it keeps the parts and answers a row id."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.released: list[dict[str, Any]] = []
+
+    async def release(self, parts: Mapping[str, Any]) -> dict[str, Any]:
+        self.released.append(dict(parts))
+        return {"message_id": 9}
+
+
+class Watches(RunHooks):
+    def __init__(self, info: RunInfo) -> None:
+        super().__init__(info)
+        self.seen: list[Any] = []
+
+    async def started(self, grant: Mapping[str, Any]) -> None:
+        self.seen.append("started")
+
+    def finished(self, outcome: RunOutcome, messages: Sequence[Mapping[str, Any]]) -> None:
+        self.seen.append(outcome)
+
+    def closing(self) -> Mapping[str, Any]:
+        return {"usage": {"calls": []}}
+
+    async def flush(self) -> None:
+        self.seen.append("flushed")
+
+
+async def test_serve_runs_under_the_lease_and_ends_in_one_release(monkeypatch):
+    run, _, _ = _run()
+    lease = Ending()
+
+    async def take(*args: Any, **kwargs: Any) -> Ending:
+        return lease
+
+    monkeypatch.setattr(skeleton, "_take_lease", take)
+    turn = Turn(thread_id=CID)
+    context = Context(
+        user_token="user-jwt", user_id="1", username="u", roles=("admin",), conversation_id=CID
+    )
+    hook = Watches(RunInfo(run_id="r1", mode="dynamic", action="", context=context))
+    await skeleton.serve(
+        run.services,
+        turn=turn,
+        context=context,
+        submit=run.submit,
+        hooks=[hook],
+        route=_route(Says("Done.")),
+    )
+    (parts,) = lease.released
+    assert set(parts) == {"message", "debug", "usage"}
+    assert parts["message"]["content"] == "Done."
+    assert hook.seen == ["started", RunOutcome.COMPLETED, "flushed"]
+    assert all(m["metadata"]["message_id"] == 9 for m in turn.snapshot())  # the stored row

@@ -1,4 +1,4 @@
-"""Runs start a few at a time (docs/architecture.md, "Per-turn cost", "Fourth pass").
+"""Runs start a few at a time (docs/architecture.md, "Per-turn cost": the start slots).
 
 A run's start is the work before its first model request goes out: the lease, the checkpoint
 read, the question's input, the first checkpoint write. Most of it is CPU on this process's one

@@ -5,7 +5,7 @@ a trick, not inside the domain code (STYLE.md, "Performance tricks").
 Every module says in its first lines what it saves, the bench command that shows it and when
 to remove it. Where private library code is touched, pyproject.toml pins the library with an
 upper bound and tests/agent/unit/test_perf_tricks.py fails loudly when the library changes
-under the trick. docs/architecture.md, "Performance tricks", lists them with their figures.
+under the trick. docs/architecture.md, "Per-turn cost", lists them with their figures.
 
 - openai_stream.py   the OpenAI SDK: chunks left as dicts, the request transform skipped
 - langsmith_inline.py LangSmith's `traceable` set-up run in place while tracing is off

@@ -10,7 +10,7 @@ import logging
 import uuid
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from agent import hitl, recall, resources
 from agent.backend_client import BackendError
@@ -21,6 +21,16 @@ from agent.runs.state import Run
 log = logging.getLogger(__name__)
 
 
+async def opening(run: Run, snapshot: Any) -> list[BaseMessage]:
+    """What goes to the thread before a new question: the messages closing its open calls (a
+    pending confirmation rejected, recorded in the history), after the earlier history when the
+    thread has no checkpoint (new, or cleared by retention) and the history has any."""
+    closing = run.reject_pending(snapshot)
+    if not hitl.has_checkpoint(snapshot) and run.lease.thread_has("has_history"):
+        closing = [*await recall.earlier_messages(run.client, run.context), *closing]
+    return closing
+
+
 async def new_message(
     run: Run, snapshot: Any, *, supersede_workflows: bool = True
 ) -> dict[str, Any]:
@@ -29,10 +39,7 @@ async def new_message(
     submit, settings = run.submit, run.settings
     attachments = await prepare_attachments(submit.files, settings)
     waiting = hitl.pending_of(snapshot)
-    closing = run.reject_pending(snapshot)
-    # No checkpoint (new, or cleared by retention): start from the history, if it has any.
-    if not hitl.has_checkpoint(snapshot) and run.lease.thread_has("has_history"):
-        closing = [*await recall.earlier_messages(run.client, run.context), *closing]
+    closing = await opening(run, snapshot)
     metadata: dict[str, Any] = {}
     if attachments.documents:
         metadata["attachments"] = attachments.metadata()

@@ -1,4 +1,4 @@
-"""The run skeleton: what every run does, whatever its kind (docs/architecture.md, "Run path").
+"""The run skeleton: what every run does, whatever its kind (docs/architecture.md, "A run").
 
     serve()   a start slot (admission.py) -> take the lease (busy, archived, not found)
               -> hooks.started(grant)
@@ -11,9 +11,10 @@
               finally:    the finish (deferred writes; the assistant row and debug record
                           are prepared for the end)
 
-A kind (dynamic, chat-only, workflow, diagnosis) implements `RunKind` and uses the `Run` it is
-given: its history writes, deferred writes, the deadline, the lease check, superseding what a
-new message replaces. A kind never calls another kind or a base class; routing picks one.
+A kind (agent/runs/kinds/: dynamic, none, workflow, diagnose) implements `RunKind` and uses the
+`Run` it is given (agent/runs/state.py): its history writes, deferred writes, the deadline, the
+lease check, writing into the thread, superseding what a new message replaces. A kind never
+calls another kind or a base class; routing picks one.
 """
 
 from __future__ import annotations

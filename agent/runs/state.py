@@ -269,19 +269,24 @@ class Run:
             self.append_later(**hitl.decision_record(pending, "reject", reason=SUPERSEDED))
         return hitl.closing_messages(snapshot, reason="rejected" if waiting else "cancelled")
 
-    async def supersede_workflows(self) -> None:
-        """A new message cancels a workflow step waiting for confirmation (as it rejects a
-        pending agent call), recorded as a rejection in the history. Nothing to do, and no
-        request, when the lease answer said no execution waits."""
+    async def cancel_waiting_workflows(self) -> list[hitl.Pending]:
+        """Cancel the conversation's workflow step waiting for a confirmation (a new message
+        supersedes it, as it rejects a pending agent call); the calls it waited on. No request
+        when the lease answer said no execution waits. BackendError when refused."""
         if not self.lease.thread_has("workflow_waiting"):
-            return
+            return []
         path = f"/api/workflow/conversations/{self.context.conversation_id}/executions"
+        body = await self.client.call(self.context, "POST", path + "/cancel-waiting")
+        found = (hitl.Pending.from_record(e.get("pending") or {}) for e in body.get("items", []))
+        return [pending for pending in found if pending is not None]
+
+    async def supersede_workflows(self) -> None:
+        """Cancel a waiting workflow step (a deferred write: the run goes on if it fails) and
+        record each call it waited on as rejected in the history."""
         try:
-            body = await self.client.call(self.context, "POST", path + "/cancel-waiting")
+            cancelled = await self.cancel_waiting_workflows()
         except BackendError as exc:
             log.warning("could not cancel waiting workflows: %s", exc)
             return
-        for execution in body.get("items", []):
-            pending = hitl.Pending.from_record(execution.get("pending") or {})
-            if pending is not None:
-                await self.append(**hitl.decision_record(pending, "reject", reason=SUPERSEDED))
+        for pending in cancelled:
+            await self.append(**hitl.decision_record(pending, "reject", reason=SUPERSEDED))

@@ -52,8 +52,3 @@ class Records:
         )
         items = body.get("items", [])
         return items[0] if items else None
-
-    async def cancel_waiting(self) -> list[dict[str, Any]]:
-        path = f"{BASE}/conversations/{self.context.conversation_id}/executions/cancel-waiting"
-        body = await self.client.call(self.context, "POST", path)
-        return list(body.get("items", []))

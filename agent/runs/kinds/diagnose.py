@@ -19,7 +19,6 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphRecursionError
 
-from agent import hitl, recall
 from agent.diagnosis.budget import RunStopped
 from agent.diagnosis.envelope import evidence_tools
 from agent.diagnosis.previous import previous_diagnosis
@@ -27,6 +26,7 @@ from agent.diagnosis.request import PreviousTurn, QueryTooLong, check_query, mod
 from agent.diagnosis.run import DiagnosisOutcome, DiagnosisRun
 from agent.diagnosis.summary import summarise
 from agent.errors import Code, InvalidInput
+from agent.runs.question import opening
 from agent.runs.state import Run
 
 log = logging.getLogger(__name__)
@@ -53,11 +53,7 @@ class DiagnosisChat:
                 run.client, run.context, max_bytes=run.settings.diagnosis.max_previous_bytes
             ),
         )
-        closing = run.reject_pending(snapshot)
-        # new, or cleared by retention: keep the history (when it has any)
-        if not hitl.has_checkpoint(snapshot) and run.lease.thread_has("has_history"):
-            closing = [*await recall.earlier_messages(run.client, run.context), *closing]
-        self.closing = closing
+        self.closing = await opening(run, snapshot)
         run.later(run.supersede_workflows())
         run.append_later("user", run.submit.text, {"mode": "diagnose"})
 

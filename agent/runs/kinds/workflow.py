@@ -85,15 +85,9 @@ class WorkflowRun:
 
     async def _new(self, run: Run) -> None:
         assert self.definition is not None
-        # Cancel a waiting workflow before this one starts (not later: it might pause too);
-        # no request when the lease answer said none waits.
-        waiting = (
-            await self._records.cancel_waiting() if run.lease.thread_has("workflow_waiting") else []
-        )
-        for cancelled in waiting:
-            pending = hitl.Pending.from_record(cancelled.get("pending") or {})
-            if pending is not None:
-                run.append_later(**hitl.decision_record(pending, "reject", reason=SUPERSEDED))
+        # Cancel a waiting workflow before this one starts (not later: it might pause too).
+        for pending in await run.cancel_waiting_workflows():
+            run.append_later(**hitl.decision_record(pending, "reject", reason=SUPERSEDED))
         snapshot = await run.agent.aget_state(run.config)
         graph_input = await new_message(run, snapshot, supersede_workflows=False)
         closing: list[BaseMessage] = graph_input["messages"][:-1]

@@ -79,7 +79,7 @@ BACKEND_CODES: frozenset[str] = frozenset(
         Code.FORBIDDEN,  # diagnosis/projection.py
         Code.NOT_FOUND,
         Code.INVALID_INPUT,
-        Code.CONVERSATION_BUSY,  # lease.py, workflows/run.py: the lease is someone else's
+        Code.CONVERSATION_BUSY,  # lease.py: the lease is someone else's
         Code.CONVERSATION_ARCHIVED,  # lease.py, runs/skeleton.py: archived under the run
         Code.NO_ACTIVE_RUN,  # runs/viewers.py: nothing to attach to
         "SQL_REJECTED",  # diagnosis/projection.py: a query's refusal, each with its sentence

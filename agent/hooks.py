@@ -50,7 +50,7 @@ class RunInfo:
     context: Context
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)  # traceparent, ...
     evaluation: bool = False  # an `agent-chat eval` run, not a person's
-    turn: Any = field(default=None, repr=False, compare=False)  # the run's Turn (agent/stream.py)
+    turn: Any = field(default=None, repr=False, compare=False)  # the run's Turn (agent/stream/)
 
 
 class RunHooks:

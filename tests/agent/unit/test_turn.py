@@ -1,4 +1,4 @@
-"""The stream's Turn (agent/stream.py): text coalescing per model call, tool cards that start
+"""The stream's Turn (agent/stream/): text coalescing per model call, tool cards that start
 and end in place, the confirmation card, the stored record and `message_id`. No processes."""
 
 from __future__ import annotations

@@ -59,6 +59,7 @@ class Code(StrEnum):
     NOT_EXECUTED = "NOT_EXECUTED"
     BACKEND_ERROR = "BACKEND_ERROR"
     BACKEND_TIMEOUT = "BACKEND_TIMEOUT"
+    SUPERSET_UNAVAILABLE = "SUPERSET_UNAVAILABLE"  # the backend's Superset did not answer
 
 
 class AgentError(Exception):

@@ -59,7 +59,8 @@ def test_sync_reads_every_staging_dashboard_and_keeps_ids_across_syncs(
     staging = source["environments"]["staging"]
     assert staging["id"] == superset_stack.staging_ids[GOOD.slug]
     assert staging["url"] == f"{superset_stack.staging.url}/superset/dashboard/{staging['id']}/"
-    assert source["environments"]["production"] is None
+    never_deployed = _dashboard(ss_api, ss_as["viewer"], synced[BROKEN.title])["source"]
+    assert never_deployed["environments"]["production"] is None
     assert [c["title"] for c in good["main"]["definition"]["charts"]] == [
         c.title for c in GOOD.charts
     ]
@@ -175,15 +176,17 @@ def test_a_commit_may_only_retitle_a_superset_dashboard(ss_api, ss_as, synced):
 
 
 def test_an_editor_cannot_deploy_to_production(ss_api, ss_as, superset_stack: Stack, synced):
-    response = ss_api.post(
-        f"/api/dashboards/{synced[GOOD.title]}/deployments",
-        json={"ref": "main", "environment": "production"},
-        headers=ss_as["editor"],
-    )
-    assert_error(response, 403, "FORBIDDEN")
     admin = superset_stack.admin("production")
     try:
-        assert admin.call("GET", "/api/v1/dashboard/")["count"] == 0
+        before = admin.call("GET", "/api/v1/dashboard/")["count"]
+        for role in ("editor", "viewer"):
+            response = ss_api.post(
+                f"/api/dashboards/{synced[GOOD.title]}/deployments",
+                json={"ref": "main", "environment": "production"},
+                headers=ss_as[role],
+            )
+            assert_error(response, 403, "FORBIDDEN")
+        assert admin.call("GET", "/api/v1/dashboard/")["count"] == before
     finally:
         admin.close()
 

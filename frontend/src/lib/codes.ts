@@ -42,6 +42,7 @@ export const CODES = [
   "NOT_EXECUTED",
   "BACKEND_ERROR",
   "BACKEND_TIMEOUT",
+  "SUPERSET_UNAVAILABLE",
 ] as const;
 
 export type Code = (typeof CODES)[number];
@@ -97,6 +98,7 @@ export const TOOL_ERROR_CODES = [
   "NOT_EXECUTED",
   "BACKEND_ERROR",
   "BACKEND_TIMEOUT",
+  "SUPERSET_UNAVAILABLE",
 ] as const;
 
 /** The agent's tools (CONTRACT.md, Tools). */

@@ -139,7 +139,9 @@ class ChartResultRead(BaseModel):
     elapsed_ms: float
     row_count: int | None
     error: ChartError | None = Field(
-        default=None, description="A Superset chart that failed: a code and Superset's message"
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="A Superset chart that failed: a code and Superset's message (else absent)",
     )
 
 
@@ -198,7 +200,10 @@ class DashboardSummary(BaseModel):
     last_validated_at: datetime | None
     environments: Environments
     source: SupersetSource | None = Field(
-        default=None, description="Where a dashboard synced from Superset lives; null for others"
+        default=None,
+        # Absent (not null) for the built-in domain's dashboards: their answers stay as they were.
+        exclude_if=lambda value: value is None,
+        description="Where a dashboard synced from Superset lives; absent for others",
     )
 
 

@@ -1625,7 +1625,7 @@ export interface components {
             chart_title: string;
             /** Elapsed Ms */
             elapsed_ms: number;
-            /** @description A Superset chart that failed: a code and Superset's message */
+            /** @description A Superset chart that failed: a code and Superset's message (else absent) */
             error?: components["schemas"]["ChartError"] | null;
             /** Message */
             message: string;
@@ -1818,7 +1818,7 @@ export interface components {
             main_version_id: number | null;
             /** Owner */
             owner: string;
-            /** @description Where a dashboard synced from Superset lives; null for others */
+            /** @description Where a dashboard synced from Superset lives; absent for others */
             source?: components["schemas"]["SupersetSource"] | null;
             /**
              * Status
@@ -1849,7 +1849,7 @@ export interface components {
             main_version_id: number | null;
             /** Owner */
             owner: string;
-            /** @description Where a dashboard synced from Superset lives; null for others */
+            /** @description Where a dashboard synced from Superset lives; absent for others */
             source?: components["schemas"]["SupersetSource"] | null;
             /**
              * Status

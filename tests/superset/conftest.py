@@ -6,6 +6,7 @@ Superset is ~350 MB."""
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +53,10 @@ def _psycopg2(url: str) -> str:
 @pytest.fixture(scope="session")
 def superset_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     admin_url = db.server_url()
-    venv = superset.venv()
+    try:
+        venv = superset.venv()
+    except subprocess.CalledProcessError as exc:  # no network and no cached venv
+        pytest.skip(f"the Superset venv could not be built (superset/venv.sh): {exc.stderr[-300:]}")
     work = tmp_path_factory.mktemp("superset")
     template = superset.template(admin_url, venv, work / "template")
     warehouses = {env: db.create_database(admin_url) for env in ("staging", "production")}

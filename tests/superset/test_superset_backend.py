@@ -5,6 +5,7 @@ production by the safe promotion, RBAC, and the service account's password kept 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import httpx
@@ -79,7 +80,9 @@ def test_search_finds_superset_dashboards_by_title_and_chart_title(ss_api, ss_as
     assert [i["id"] for i in by_chart.json()["items"]] == [synced[GOOD.title]]
 
 
-def test_a_chart_superset_cannot_run_is_failing_with_supersets_own_message(ss_api, ss_as, synced):
+def test_a_chart_superset_cannot_run_is_failing_with_supersets_own_message(
+    ss_api, ss_as, synced, ss_database_url
+):
     broken = synced[BROKEN.title]
     response = ss_api.get(f"/api/dashboards/{broken}/health", headers=ss_as["viewer"])
     assert response.status_code == 200, response.text
@@ -99,6 +102,44 @@ def test_a_chart_superset_cannot_run_is_failing_with_supersets_own_message(ss_ap
     assert [i["id"] for i in failing_now.json()["items"]] == [broken]
     good = ss_api.get(f"/api/dashboards/{synced[GOOD.title]}/health", headers=ss_as["viewer"])
     assert good.json()["status"] == "ok"
+    # The failure is an operational log too: evidence the diagnosis mode's query_logs can cite.
+    with psycopg.connect(ss_database_url) as conn:
+        logs = conn.execute(
+            "SELECT message FROM operational_logs WHERE dashboard_id = %s AND level = 'error'",
+            (broken,),
+        ).fetchall()
+    assert logs and all("Discounts by region" in m and "discount" in m for (m,) in logs)
+
+
+def test_a_failing_superset_dashboard_is_not_deployed(ss_api, ss_as, superset_stack, synced):
+    prod = superset_stack.admin("production")
+    try:
+        before = prod.call("GET", "/api/v1/dashboard/")["count"]
+        response = ss_api.post(
+            f"/api/dashboards/{synced[BROKEN.title]}/deployments",
+            json={"ref": "main", "environment": "production"},
+            headers=ss_as["admin"],
+        )
+        error = assert_error(response, 409, "VALIDATION_FAILED")
+        assert [c["title"] for c in error["details"]["failing_charts"]] == ["Discounts by region"]
+        assert prod.call("GET", "/api/v1/dashboard/")["count"] == before
+    finally:
+        prod.close()
+
+
+def test_the_backend_syncs_on_its_own_at_start(ss_database_url, ss_backend):
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with psycopg.connect(ss_database_url) as conn:
+            row = conn.execute(
+                "SELECT details FROM assistant_audit WHERE action = 'superset.sync'"
+                " AND actor_username = 'superset-sync' ORDER BY id LIMIT 1"
+            ).fetchone()
+        if row:
+            assert row[0]["dashboards"] == 2
+            return
+        time.sleep(0.5)
+    raise AssertionError("no sync of its own within 60 s")
 
 
 def test_chart_data_comes_from_supersets_chart_data_api(ss_api, ss_as, synced):

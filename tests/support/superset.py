@@ -190,6 +190,8 @@ def serve(
                             "8",
                             "-k",
                             "gthread",
+                            "--graceful-timeout",  # its 30 s default made every session end slow
+                            "2",
                             "--timeout",
                             "120",
                             "-b",
@@ -207,6 +209,9 @@ def serve(
             wait_http(instance.url + "/health", proc=proc, timeout=180)
         yield instances
     finally:
+        for proc in procs:  # both at once, then wait for each
+            if proc.poll() is None:
+                proc.terminate()
         for proc in procs:
             stop(proc)
         for instance in instances.values():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -209,9 +210,9 @@ def serve(
             wait_http(instance.url + "/health", proc=proc, timeout=180)
         yield instances
     finally:
-        for proc in procs:  # both at once, then wait for each
+        for proc in procs:  # both at once (SIGINT: gunicorn's quick shutdown), then wait
             if proc.poll() is None:
-                proc.terminate()
+                proc.send_signal(signal.SIGINT)
         for proc in procs:
             stop(proc)
         for instance in instances.values():

@@ -20,6 +20,7 @@ from tests.conftest import AGENT_CLIENT_SECRET, PASSWORDS, TEST_JWT_SECRET, bear
 from tests.fakes.llm_server import FakeLLM
 from tests.support import db, superset
 from tests.support.processes import run_cli, serve
+from tests.support.superset import Instance
 from tests.support.superset_build import (
     SupersetAdmin,
     build_production,
@@ -51,7 +52,9 @@ def _psycopg2(url: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def superset_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def superset_booting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Instance]]:
+    """Both instances started, not yet answering: the platform's database is migrated and seeded
+    while they boot (tens of seconds on a loaded machine)."""
     admin_url = db.server_url()
     try:
         venv = superset.venv()
@@ -59,24 +62,33 @@ def superset_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         pytest.skip(f"the Superset venv could not be built (superset/venv.sh): {exc.stderr[-300:]}")
     work = tmp_path_factory.mktemp("superset")
     template = superset.template(admin_url, venv, work / "template")
+    names = ("staging", "production")
+    with superset.serve(admin_url, venv, template, work, names, wait=False) as found:
+        yield found
+
+
+@pytest.fixture(scope="session")
+def superset_stack(superset_booting: dict[str, Instance]) -> Iterator[Stack]:
+    """The instances answering, with the tests' databases and dashboards built in them."""
+    admin_url = db.server_url()
     warehouses = {env: db.create_database(admin_url) for env in ("staging", "production")}
     try:
         fill_warehouse(warehouses["staging"], STAGING_ROWS)
         fill_warehouse(warehouses["production"], PRODUCTION_ROWS)
-        with superset.serve(admin_url, venv, template, work, ("staging", "production")) as found:
-            staging = SupersetAdmin(
-                found["staging"].url, superset.ADMIN_USER, superset.ADMIN_PASSWORD
-            )
-            production = SupersetAdmin(
-                found["production"].url, superset.ADMIN_USER, superset.ADMIN_PASSWORD
-            )
-            try:
-                ids = build_staging(staging, _psycopg2(warehouses["staging"]))
-                prod_db = build_production(production, _psycopg2(warehouses["production"]))
-            finally:
-                staging.close()
-                production.close()
-            yield Stack(found["staging"], found["production"], warehouses, ids, prod_db)
+        for instance in superset_booting.values():
+            instance.wait()
+        found = superset_booting
+        staging = SupersetAdmin(found["staging"].url, superset.ADMIN_USER, superset.ADMIN_PASSWORD)
+        production = SupersetAdmin(
+            found["production"].url, superset.ADMIN_USER, superset.ADMIN_PASSWORD
+        )
+        try:
+            ids = build_staging(staging, _psycopg2(warehouses["staging"]))
+            prod_db = build_production(production, _psycopg2(warehouses["production"]))
+        finally:
+            staging.close()
+            production.close()
+        yield Stack(found["staging"], found["production"], warehouses, ids, prod_db)
     finally:
         for url in warehouses.values():
             db.drop_database(admin_url, url)
@@ -95,7 +107,9 @@ def ss_database_url() -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def ss_env(
-    ss_database_url: str, superset_stack: Stack, tmp_path_factory: pytest.TempPathFactory
+    ss_database_url: str,
+    superset_booting: dict[str, Instance],
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, str]:
     """A platform configured with the two Superset instances (seeded: users, no demo
     dashboards)."""
@@ -111,10 +125,10 @@ def ss_env(
         "SEED_VIEWER_PASSWORD": PASSWORDS["viewer"],
         "LOG_LEVEL": "INFO",
         "RETENTION__ENABLED": "false",
-        "SUPERSET__STAGING__URL": superset_stack.staging.url,
+        "SUPERSET__STAGING__URL": superset_booting["staging"].url,
         "SUPERSET__STAGING__USERNAME": superset.ADMIN_USER,
         "SUPERSET__STAGING__PASSWORD": superset.ADMIN_PASSWORD,
-        "SUPERSET__PRODUCTION__URL": superset_stack.production.url,
+        "SUPERSET__PRODUCTION__URL": superset_booting["production"].url,
         "SUPERSET__PRODUCTION__USERNAME": superset.ADMIN_USER,
         "SUPERSET__PRODUCTION__PASSWORD": superset.ADMIN_PASSWORD,
         # The tests sync on demand; the interval's own sync runs once, at start.
@@ -132,8 +146,9 @@ class Backend:
 
 @pytest.fixture(scope="session")
 def ss_backend(
-    ss_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+    ss_env: dict[str, str], superset_stack: Stack, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Backend]:
+    """The platform's backend, started once the Supersets answer (it syncs at start)."""
     log = tmp_path_factory.mktemp("ss-logs") / "backend.log"
     with serve(["backend"], ss_env, health_path="/readyz", log_path=log) as (base, _proc):
         yield Backend(base, log)

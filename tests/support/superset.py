@@ -164,13 +164,25 @@ class Instance:
     url: str
     metadata_url: str
     log: Path
+    proc: subprocess.Popen[bytes]
+
+    def wait(self, timeout: float = 180) -> None:
+        """Until its /health answers (fails early when the process exits)."""
+        wait_http(self.url + "/health", proc=self.proc, timeout=timeout)
 
 
 @contextmanager
 def serve(
-    admin_url: str, venv_dir: Path, template: str, work: Path, names: tuple[str, ...]
+    admin_url: str,
+    venv_dir: Path,
+    template: str,
+    work: Path,
+    names: tuple[str, ...],
+    *,
+    wait: bool = True,
 ) -> Iterator[dict[str, Instance]]:
-    """Start one gunicorn Superset per name (in parallel), each on a copy of the template."""
+    """Start one gunicorn Superset per name (in parallel), each on a copy of the template;
+    `wait=False` yields them still booting (each `Instance.wait()` before use)."""
     procs: list[subprocess.Popen[bytes]] = []
     instances: dict[str, Instance] = {}
     try:
@@ -205,9 +217,9 @@ def serve(
                         stderr=subprocess.STDOUT,
                     )
                 )
-            instances[name] = Instance(name, f"http://127.0.0.1:{port}", metadata, log)
-        for proc, instance in zip(procs, instances.values(), strict=True):
-            wait_http(instance.url + "/health", proc=proc, timeout=180)
+            instances[name] = Instance(name, f"http://127.0.0.1:{port}", metadata, log, procs[-1])
+        for instance in instances.values() if wait else ():
+            instance.wait()
         yield instances
     finally:
         for proc in procs:  # both at once (SIGINT: gunicorn's quick shutdown), then wait

@@ -63,6 +63,7 @@ class Code(StrEnum):
     SATURATED = "SATURATED"
     DEADLINE = "DEADLINE"
     INVALID_DRAFT = "INVALID_DRAFT"
+    SUPERSET_UNAVAILABLE = "SUPERSET_UNAVAILABLE"  # the backend's Superset did not answer
 
 
 # The `stop_reason`s of a stopped diagnosis (CONTRACT.md, "Diagnosis"), in the browser too.
@@ -85,6 +86,7 @@ BACKEND_CODES: frozenset[str] = frozenset(
         "SQL_REJECTED",  # diagnosis/projection.py: a query's refusal, each with its sentence
         "SQL_ERROR",
         "SQL_TIMEOUT",
+        Code.SUPERSET_UNAVAILABLE,  # a tool's Superset did not answer
     }
 )
 

@@ -103,6 +103,31 @@ class RetentionSettings(BaseModel):
     )  # a thread whose lease row is locked longer is left
 
 
+class SupersetInstanceSettings(BaseModel):
+    """One Superset instance and the service account (an Admin there) the platform uses."""
+
+    url: str
+    username: str
+    password: SecretStr  # environment only (SUPERSET__<ENV>__PASSWORD); never logged or returned
+
+
+class SupersetSettings(BaseModel):
+    """Real Apache Superset environments; unset staging keeps the built-in demo domain."""
+
+    staging: SupersetInstanceSettings | None = None
+    production: SupersetInstanceSettings | None = None
+    sync_interval_s: float = Field(default=300.0, gt=0)
+    timeout_s: float = Field(default=30.0, gt=0)  # one Superset request (an import included)
+
+    @property
+    def enabled(self) -> bool:
+        return self.staging is not None
+
+    def instance(self, environment: str) -> SupersetInstanceSettings | None:
+        found: SupersetInstanceSettings | None = getattr(self, environment, None)
+        return found
+
+
 def _conf_file() -> Path:
     return Path(os.environ.get("CONF_FILE", ROOT / "conf.yml"))
 
@@ -139,6 +164,7 @@ class Settings(BaseSettings):
     agent: AgentSettings = Field(default_factory=AgentSettings)
     workflow: WorkflowSettings = Field(default_factory=WorkflowSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
+    superset: SupersetSettings = Field(default_factory=SupersetSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -27,6 +27,9 @@ from backend.knowledge.router import router as knowledge_router
 from backend.oplogs.router import router as oplogs_router
 from backend.retention.sweep import run_periodically as run_retention
 from backend.storage.router import router as storage_router
+from backend.superset import client as superset_client
+from backend.superset import sync as superset_sync
+from backend.superset.router import router as superset_router
 from backend.usage.router import router as usage_router
 from backend.workflows import loader as workflow_loader
 from backend.workflows.router import router as workflows_router
@@ -47,6 +50,7 @@ ROUTERS = (
     workflows_router,
     debug_router,
     usage_router,
+    superset_router,
 )
 
 
@@ -66,10 +70,23 @@ def create_app(settings: Settings) -> FastAPI:
             if settings.retention.enabled
             else None
         )
+        superset = (
+            asyncio.create_task(
+                superset_sync.run_periodically(app.state.session_factory, settings),
+                name="superset-sync",
+            )
+            if settings.superset.enabled
+            else None
+        )
         heap.settle()  # what start-up built lives as long as the process
         try:
             yield
         finally:
+            if superset is not None:
+                superset.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await superset
+            await superset_client.close_all()
             if retention is not None:
                 retention.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

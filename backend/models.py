@@ -11,6 +11,7 @@ from backend.debug import models as debug_models
 from backend.knowledge import models as knowledge_models
 from backend.oplogs import models as oplog_models
 from backend.storage import models as storage_models
+from backend.superset import models as superset_models
 from backend.usage import models as usage_models
 from backend.workflows import models as workflow_models
 
@@ -26,6 +27,7 @@ __all__ = [
     "knowledge_models",
     "oplog_models",
     "storage_models",
+    "superset_models",
     "usage_models",
     "workflow_models",
 ]

@@ -34,6 +34,7 @@ from backend.dashboards.schemas import (
 from backend.db import utcnow
 from backend.errors import Conflict, NotFound, Unprocessable
 from backend.principal import Principal
+from backend.superset import bundle as superset_bundle
 
 
 async def get(*, session: AsyncSession, branch_id: int, lock: bool = False) -> Branch:
@@ -162,10 +163,14 @@ async def commit(
     head = await session.get(DashboardVersion, branch.head_version_id)
     assert head is not None
     try:
-        edited = apply_changes(head.definition, data.changes)
+        if superset_bundle.is_superset(head.definition):
+            definition = superset_bundle.apply_changes(head.definition, data.changes)
+        else:
+            definition = _checked(
+                apply_changes(head.definition, data.changes), data.changes, settings
+            )
     except EditError as exc:
         raise _invalid(exc.message, [{"change": exc.change, "msg": exc.message}]) from exc
-    definition = _checked(edited, data.changes, settings)
     if definition == head.definition:
         raise Unprocessable("The changes leave the definition as it is", code=Code.NO_CHANGES)
     version = DashboardVersion(

@@ -25,6 +25,8 @@ from backend.db import utcnow
 from backend.errors import Conflict
 from backend.oplogs import service as oplogs
 from backend.principal import Principal
+from backend.superset import bundle as superset_bundle
+from backend.superset import deploy as superset_deploy
 
 
 async def record(
@@ -125,6 +127,15 @@ async def deploy(
         refusal = _refuse(session, actor, dashboard, data, run)
         await session.commit()  # the run, its logs and the refusal are kept as evidence
         raise refusal
+    if superset_bundle.is_superset(target.version.definition):
+        # The import happens before anything is recorded: a refused import records nothing.
+        await superset_deploy.push(
+            session=session,
+            settings=settings,
+            dashboard=dashboard,
+            version=target.version,
+            environment=data.environment,
+        )
     deployment = await record(
         session=session,
         dashboard=dashboard,

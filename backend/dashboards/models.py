@@ -112,6 +112,8 @@ class ChartResult(Base):
     message: Mapped[str] = mapped_column(Text, default="")
     elapsed_ms: Mapped[float] = mapped_column(default=0.0)
     row_count: Mapped[int | None] = mapped_column()
+    # A Superset chart that failed: the kind of failure (the message is Superset's own).
+    error_code: Mapped[str | None] = mapped_column(String(64))
 
 
 class Deployment(Base):

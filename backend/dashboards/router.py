@@ -43,6 +43,7 @@ Id = Annotated[int, Path(ge=1, le=2_147_483_647)]
 async def search_dashboards(
     principal: Viewer,
     session: SessionDep,
+    settings: SettingsDep,
     page: Page,
     query: Annotated[
         str | None, Query(max_length=200, description="Words in title, tags, description")
@@ -65,13 +66,17 @@ async def search_dashboards(
         environment=environment,
         limit=page.limit,
         offset=page.offset,
+        settings=settings,
     )
 
 
 @router.get(ONE, response_model=DashboardRead, responses=READ_ERRORS)
-async def get_dashboard(dashboard_id: Id, principal: Viewer, session: SessionDep) -> DashboardRead:
-    """The dashboard with main's definition, branches, environments and latest validation."""
-    return await service.read(session=session, dashboard_id=dashboard_id)
+async def get_dashboard(
+    dashboard_id: Id, principal: Viewer, session: SessionDep, settings: SettingsDep
+) -> DashboardRead:
+    """The dashboard with main's definition, branches, environments and latest validation;
+    `source` says where a dashboard synced from Superset lives."""
+    return await service.read(session=session, dashboard_id=dashboard_id, settings=settings)
 
 
 @router.get(ONE + "/versions/{version_id}", response_model=VersionRead, responses=READ_ERRORS)
@@ -110,11 +115,18 @@ async def dashboard_health(
     dashboard_id: Id,
     principal: Viewer,
     session: SessionDep,
+    settings: SettingsDep,
     environment: Annotated[Environment | None, Query(description="Default: main")] = None,
 ) -> HealthRead:
-    """The latest validation (with per-chart results) and the last 10 runs."""
+    """The latest validation (with per-chart results) and the last 10 runs. A Superset
+    dashboard's charts are run through that environment's Superset first (503
+    SUPERSET_UNAVAILABLE when it does not answer)."""
     return await validation.health(
-        session=session, dashboard_id=dashboard_id, environment=environment
+        session=session,
+        settings=settings,
+        actor=principal,
+        dashboard_id=dashboard_id,
+        environment=environment,
     )
 
 

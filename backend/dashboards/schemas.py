@@ -5,7 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+)
 
 from backend.dashboards.definition import Changes
 
@@ -118,6 +124,11 @@ class MergeRead(BaseModel):
     main_version_id: int
 
 
+class ChartError(BaseModel):
+    code: str
+    message: str
+
+
 class ChartResultRead(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
@@ -127,6 +138,11 @@ class ChartResultRead(BaseModel):
     message: str
     elapsed_ms: float
     row_count: int | None
+    error: ChartError | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="A Superset chart that failed: a code and Superset's message (else absent)",
+    )
 
 
 class RunSummary(BaseModel):
@@ -162,6 +178,17 @@ class Environments(BaseModel):
     production: EnvironmentRead | None = None
 
 
+class SupersetLink(BaseModel):
+    id: int = Field(description="The dashboard's id in that environment's Superset")
+    url: str = Field(description="The dashboard in that environment's Superset")
+
+
+class SupersetSource(BaseModel):
+    kind: Literal["superset"] = "superset"
+    uuid: str
+    environments: dict[Environment, SupersetLink | None]
+
+
 class DashboardSummary(BaseModel):
     id: int
     title: str
@@ -172,6 +199,12 @@ class DashboardSummary(BaseModel):
     status: StatusOrUnknown = Field(description="Latest validation of the target version")
     last_validated_at: datetime | None
     environments: Environments
+    source: SupersetSource | None = Field(
+        default=None,
+        # Absent (not null) for the built-in domain's dashboards: their answers stay as they were.
+        exclude_if=lambda value: value is None,
+        description="Where a dashboard synced from Superset lives; absent for others",
+    )
 
 
 class DashboardPage(BaseModel):

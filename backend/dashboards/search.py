@@ -6,10 +6,12 @@ from sqlalchemy import ColumnElement, Select, func, literal, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped
 
+from backend.config import Settings
 from backend.dashboards import service
 from backend.dashboards.models import Dashboard, EnvironmentState, ValidationRun
 from backend.dashboards.schemas import DashboardPage, EnvironmentRead, Environments
 from backend.fulltext import ts_query
+from backend.superset import links
 
 
 def _target_version(environment: str | None) -> ColumnElement[int | None] | Mapped[int | None]:
@@ -67,6 +69,7 @@ async def search(
     environment: str | None,
     limit: int,
     offset: int,
+    settings: Settings | None = None,
 ) -> DashboardPage:
     """Dashboards matching `query` (title, tags, description), best match first."""
     stmt, rank = _filtered(query, status, tag, environment)
@@ -76,7 +79,13 @@ async def search(
     envs = await service.environments(session=session, dashboards=dashboards)
     targets = {d.id: _target_of(d, envs[d.id], environment) for d in dashboards}
     runs = await service.latest_runs(session=session, version_ids=targets.values())
-    items = [service.summary(d, runs.get(targets[d.id] or 0), envs[d.id]) for d in dashboards]
+    sources = await links.sources(
+        session=session, settings=settings, dashboard_ids=[d.id for d in dashboards]
+    )
+    items = [
+        service.summary(d, runs.get(targets[d.id] or 0), envs[d.id], sources.get(d.id))
+        for d in dashboards
+    ]
     return DashboardPage(items=items, total=int(total or 0))
 
 

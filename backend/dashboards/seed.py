@@ -78,7 +78,10 @@ async def _validate_new(session: AsyncSession, settings: Settings) -> None:
 
 
 async def seed(*, session: AsyncSession, settings: Settings) -> None:
-    """Idempotent: dashboards that exist are left as they are (with their history)."""
+    """Idempotent: dashboards that exist are left as they are (with their history). With a
+    Superset configured the dashboards are Superset's (its sync): no demo ones."""
+    if settings.superset.enabled:
+        return
     existing = set(await session.scalars(select(Dashboard.id)))
     for spec in DASHBOARDS:
         if spec.id not in existing:

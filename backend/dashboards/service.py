@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from backend.config import Settings
 from backend.dashboards.models import (
     Branch,
     Dashboard,
@@ -23,9 +24,11 @@ from backend.dashboards.schemas import (
     EnvironmentRead,
     Environments,
     RunSummary,
+    SupersetSource,
     VersionRead,
 )
 from backend.errors import NotFound
+from backend.superset import links
 
 MAIN = "main"
 MAX_ID = 2_147_483_647
@@ -152,7 +155,10 @@ async def environments(
 
 
 def summary(
-    dashboard: Dashboard, run: ValidationRun | None, envs: Environments
+    dashboard: Dashboard,
+    run: ValidationRun | None,
+    envs: Environments,
+    source: SupersetSource | None = None,
 ) -> DashboardSummary:
     return DashboardSummary(
         id=dashboard.id,
@@ -164,10 +170,13 @@ def summary(
         status=run.status if run else "unknown",
         last_validated_at=run.started_at if run else None,
         environments=envs,
+        source=source,
     )
 
 
-async def read(*, session: AsyncSession, dashboard_id: int) -> DashboardRead:
+async def read(
+    *, session: AsyncSession, dashboard_id: int, settings: Settings | None = None
+) -> DashboardRead:
     """The dashboard with main's definition, branches, environments and latest validation."""
     dashboard = await get(session=session, dashboard_id=dashboard_id)
     main = await session.get(DashboardVersion, dashboard.main_version_id or 0)
@@ -177,7 +186,8 @@ async def read(*, session: AsyncSession, dashboard_id: int) -> DashboardRead:
     branches = await session.scalars(
         select(Branch).where(Branch.dashboard_id == dashboard.id).order_by(Branch.id)
     )
-    base = summary(dashboard, run, envs)
+    sources = await links.sources(session=session, settings=settings, dashboard_ids=[dashboard.id])
+    base = summary(dashboard, run, envs, sources.get(dashboard.id))
     return DashboardRead(
         **base.model_dump(),
         created_at=dashboard.created_at,

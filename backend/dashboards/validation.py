@@ -13,13 +13,21 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from backend.audit import service as audit
 from backend.config import Settings
 from backend.dashboards import service
-from backend.dashboards.models import ChartResult, Dashboard, ValidationRun
-from backend.dashboards.schemas import ChartResultRead, HealthRead, RunRead, RunSummary
+from backend.dashboards.models import (
+    ENVIRONMENTS,
+    ChartResult,
+    Dashboard,
+    DashboardVersion,
+    ValidationRun,
+)
+from backend.dashboards.schemas import ChartError, ChartResultRead, HealthRead, RunRead, RunSummary
 from backend.datasources.readonly import execute_readonly
 from backend.db import utcnow
 from backend.errors import AppError, NotFound, Unprocessable
 from backend.oplogs import service as oplogs
 from backend.principal import Principal
+from backend.superset import bundle as superset_bundle
+from backend.superset import charts as superset_charts
 
 ROW_LIMIT = 50
 CONCURRENCY = 4  # charts of one run queried at once
@@ -34,6 +42,7 @@ class Outcome:
     message: str
     elapsed_ms: float
     row_count: int | None
+    code: str | None = None  # set for a Superset chart that failed
 
 
 def _error_text(exc: AppError) -> str:
@@ -81,6 +90,23 @@ async def _check_all(settings: Settings, charts: list[dict[str, Any]]) -> list[O
     return list(await asyncio.gather(*(one(c) for c in charts)))
 
 
+async def _outcomes(
+    settings: Settings, target: service.Target, charts: list[dict[str, Any]]
+) -> list[Outcome]:
+    """Each chart's outcome: its SQL here, or (a Superset dashboard) its saved query in the
+    Superset of the environment validated (staging for a ref: its charts are staging's)."""
+    definition = target.version.definition
+    if not superset_bundle.is_superset(definition):
+        return await _check_all(settings, charts)
+    runs = await superset_charts.run_charts(
+        settings=settings,
+        environment=target.ref if target.ref in ENVIRONMENTS else "staging",
+        dashboard_uuid=definition["superset"]["uuid"],
+        charts=charts,
+    )
+    return [Outcome(r.status, r.message, r.elapsed_ms, r.row_count, r.code) for r in runs]
+
+
 async def run(
     *,
     session: AsyncSession,
@@ -93,7 +119,7 @@ async def run(
     started_at = utcnow()
     clock = time.perf_counter()
     charts: list[dict[str, Any]] = target.version.definition.get("charts", [])
-    outcomes = await _check_all(settings, charts)
+    outcomes = await _outcomes(settings, target, charts)
     worst = max((SEVERITY[o.status] for o in outcomes), default=SEVERITY["warning"])
     validation = ValidationRun(
         dashboard_id=dashboard.id,
@@ -126,6 +152,7 @@ def _result(validation: ValidationRun, chart: dict[str, Any], outcome: Outcome) 
         message=outcome.message,
         elapsed_ms=outcome.elapsed_ms,
         row_count=outcome.row_count,
+        error_code=outcome.code,
     )
 
 
@@ -150,9 +177,16 @@ def _log_failure(
     )
 
 
+def _chart_read(result: ChartResult) -> ChartResultRead:
+    read = ChartResultRead.model_validate(result)
+    if result.error_code is not None:
+        read.error = ChartError(code=result.error_code, message=result.message)
+    return read
+
+
 def _read(validation: ValidationRun, results: list[ChartResult]) -> RunRead:
     summary = RunSummary.model_validate(validation)
-    charts = [ChartResultRead.model_validate(r) for r in results]
+    charts = [_chart_read(r) for r in results]
     return RunRead(**summary.model_dump(), charts=charts)
 
 
@@ -203,10 +237,28 @@ async def _target(
 
 
 async def health(
-    *, session: AsyncSession, dashboard_id: int, environment: str | None
+    *,
+    session: AsyncSession,
+    settings: Settings,
+    actor: Principal,
+    dashboard_id: int,
+    environment: str | None,
 ) -> HealthRead:
-    """The latest run of main's version (or the version an environment serves) and history."""
+    """The latest run of main's version (or the version an environment serves) and history;
+    a Superset dashboard's charts are run through its Superset first (a new run)."""
     dashboard = await service.get(session=session, dashboard_id=dashboard_id)
+    if await _is_superset(session, dashboard):
+        target = await _target(
+            session=session, dashboard=dashboard, ref=None, environment=environment
+        )
+        await run(
+            session=session,
+            settings=settings,
+            dashboard=dashboard,
+            target=target,
+            triggered_by=actor.username,
+        )
+        await session.commit()
     if environment is None:
         version_id = dashboard.main_version_id
     else:
@@ -231,6 +283,11 @@ async def health(
         latest_run=await _with_charts(session, latest) if latest else None,
         history=[RunSummary.model_validate(r) for r in history],
     )
+
+
+async def _is_superset(session: AsyncSession, dashboard: Dashboard) -> bool:
+    main = await session.get(DashboardVersion, dashboard.main_version_id or 0)
+    return main is not None and superset_bundle.is_superset(main.definition)
 
 
 async def _with_charts(session: AsyncSession, validation: ValidationRun) -> RunRead:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
-ONE_WORKER = ("tests/e2e/", "tests/faults/")
+# tests/superset/ starts two real Superset instances (~350 MB each) once, for all its modules.
+ONE_WORKER = ("tests/e2e/", "tests/faults/", "tests/superset/")
 
 
 def group_of(nodeid: str) -> str:

@@ -45,6 +45,7 @@ export const CODES = [
   "SATURATED",
   "DEADLINE",
   "INVALID_DRAFT",
+  "SUPERSET_UNAVAILABLE",
 ] as const;
 
 export type Code = (typeof CODES)[number];
@@ -107,6 +108,7 @@ export const DIAGNOSIS_CODES = [
   "SATURATED",
   "DEADLINE",
   "INVALID_DRAFT",
+  "SUPERSET_UNAVAILABLE",
 ] as const;
 
 /** The stop_reason of a stopped diagnosis. */

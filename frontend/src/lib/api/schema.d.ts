@@ -4,6 +4,28 @@
  */
 
 export interface paths {
+    "/api/admin/superset/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sync Superset
+         * @description Read every dashboard of the staging Superset (charts, datasets, export bundle) into the
+         *     platform: `{dashboards, charts}` read, of which `created` new and `changed` new versions.
+         *     404 when no Superset is configured, 503 SUPERSET_UNAVAILABLE when it does not answer.
+         */
+        post: operations["sync_superset_api_admin_superset_sync_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/usage": {
         parameters: {
             query?: never;
@@ -488,7 +510,8 @@ export interface paths {
         };
         /**
          * Get Dashboard
-         * @description The dashboard with main's definition, branches, environments and latest validation.
+         * @description The dashboard with main's definition, branches, environments and latest validation;
+         *     `source` says where a dashboard synced from Superset lives.
          */
         get: operations["get_dashboard_api_dashboards__dashboard_id__get"];
         put?: never;
@@ -578,7 +601,9 @@ export interface paths {
         };
         /**
          * Dashboard Health
-         * @description The latest validation (with per-chart results) and the last 10 runs.
+         * @description The latest validation (with per-chart results) and the last 10 runs. A Superset
+         *     dashboard's charts are run through that environment's Superset first (503
+         *     SUPERSET_UNAVAILABLE when it does not answer).
          */
         get: operations["dashboard_health_api_dashboards__dashboard_id__health_get"];
         put?: never;
@@ -1569,6 +1594,13 @@ export interface components {
              */
             version_id: number;
         };
+        /** ChartError */
+        ChartError: {
+            /** Code */
+            code: string;
+            /** Message */
+            message: string;
+        };
         /**
          * ChartPatch
          * @description Fields to change on an existing chart; the key itself cannot change.
@@ -1593,6 +1625,8 @@ export interface components {
             chart_title: string;
             /** Elapsed Ms */
             elapsed_ms: number;
+            /** @description A Superset chart that failed: a code and Superset's message (else absent) */
+            error?: components["schemas"]["ChartError"] | null;
             /** Message */
             message: string;
             /** Row Count */
@@ -1784,6 +1818,8 @@ export interface components {
             main_version_id: number | null;
             /** Owner */
             owner: string;
+            /** @description Where a dashboard synced from Superset lives; absent for others */
+            source?: components["schemas"]["SupersetSource"] | null;
             /**
              * Status
              * @description Latest validation of the target version
@@ -1813,6 +1849,8 @@ export interface components {
             main_version_id: number | null;
             /** Owner */
             owner: string;
+            /** @description Where a dashboard synced from Superset lives; absent for others */
+            source?: components["schemas"]["SupersetSource"] | null;
             /**
              * Status
              * @description Latest validation of the target version
@@ -2694,6 +2732,45 @@ export interface components {
              */
             step_type: "tool_call" | "llm_call";
         };
+        /** SupersetLink */
+        SupersetLink: {
+            /**
+             * Id
+             * @description The dashboard's id in that environment's Superset
+             */
+            id: number;
+            /**
+             * Url
+             * @description The dashboard in that environment's Superset
+             */
+            url: string;
+        };
+        /** SupersetSource */
+        SupersetSource: {
+            /** Environments */
+            environments: {
+                [key: string]: components["schemas"]["SupersetLink"] | null;
+            };
+            /**
+             * Kind
+             * @default superset
+             * @constant
+             */
+            kind: "superset";
+            /** Uuid */
+            uuid: string;
+        };
+        /** SyncRead */
+        SyncRead: {
+            /** Changed */
+            changed: number;
+            /** Charts */
+            charts: number;
+            /** Created */
+            created: number;
+            /** Dashboards */
+            dashboards: number;
+        };
         /** TableList */
         TableList: {
             /** Datasource */
@@ -3000,6 +3077,73 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    sync_superset_api_admin_superset_sync_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SyncRead"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     admin_usage_api_admin_usage_get: {
         parameters: {
             query?: {

@@ -1,0 +1,171 @@
+"""One Superset instance over its REST API: login as the service account, JSON always, CSRF
+for writes. The password is read from settings when logging in and kept nowhere else.
+
+Clients are created lazily, one per environment and settings object, and closed by
+`close_all()` (the app's lifespan); none is created at import time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+import httpx
+
+from backend.codes import Code
+from backend.config import Settings, SupersetInstanceSettings
+from backend.errors import AppError, NotFound, ServiceUnavailable
+
+log = logging.getLogger("backend.superset")
+
+TOKEN_TTL_S = 600.0  # Superset's access tokens live 15 minutes: log in again well before
+MAX_MESSAGE_CHARS = 500
+
+
+class SupersetUnavailable(ServiceUnavailable):
+    """The Superset instance did not answer, or answered something other than its API."""
+
+    code = Code.SUPERSET_UNAVAILABLE
+
+
+class SupersetError(AppError):
+    """Superset answered an API error; `message` is Superset's own, bounded."""
+
+    status_code = 502
+    code = Code.SUPERSET_ERROR
+
+
+def superset_message(response: httpx.Response) -> str:
+    """Superset's own error message from a JSON answer, bounded; never a stack trace."""
+    try:
+        body = response.json()
+    except ValueError:
+        return f"Superset answered HTTP {response.status_code}"
+    message: Any = body.get("message") if isinstance(body, dict) else None
+    if message is None and isinstance(body, dict) and body.get("errors"):
+        message = body["errors"][0].get("message")
+    if isinstance(message, dict):  # field errors: {"field": ["..."]}
+        message = "; ".join(f"{k}: {v}" for k, v in message.items())
+    text = str(message or f"Superset answered HTTP {response.status_code}")
+    return text[:MAX_MESSAGE_CHARS]
+
+
+class SupersetClient:
+    """An authenticated JSON client of one environment's Superset."""
+
+    def __init__(self, environment: str, instance: SupersetInstanceSettings, timeout: float):
+        self.environment = environment
+        self.url = instance.url.rstrip("/")
+        self._instance = instance
+        self._http = httpx.AsyncClient(
+            base_url=self.url, timeout=timeout, headers={"Accept": "application/json"}
+        )
+        self._token = ""
+        self._csrf = ""
+        self._token_at = 0.0
+        self._lock = asyncio.Lock()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    def _unavailable(self, exc: Exception | None = None) -> SupersetUnavailable:
+        if exc is not None:
+            log.warning("superset %s unreachable: %s", self.environment, type(exc).__name__)
+        return SupersetUnavailable(
+            f"The {self.environment} Superset is unavailable",
+            details={"environment": self.environment},
+        )
+
+    async def _login(self) -> None:
+        async with self._lock:
+            if self._token and time.monotonic() - self._token_at < TOKEN_TTL_S:
+                return
+            body = {
+                "username": self._instance.username,
+                "password": self._instance.password.get_secret_value(),
+                "provider": "db",
+                "refresh": False,
+            }
+            try:
+                response = await self._http.post("/api/v1/security/login", json=body)
+                if response.status_code != 200:
+                    log.warning(
+                        "superset %s refused the service account's login (HTTP %s)",
+                        self.environment,
+                        response.status_code,
+                    )
+                    raise self._unavailable()
+                token = str(response.json()["access_token"])
+                csrf = await self._http.get(
+                    "/api/v1/security/csrf_token/", headers={"Authorization": f"Bearer {token}"}
+                )
+                csrf.raise_for_status()
+                self._csrf = str(csrf.json()["result"])
+            except (httpx.HTTPError, ValueError, KeyError) as exc:
+                raise self._unavailable(exc) from exc
+            self._token, self._token_at = token, time.monotonic()
+
+    async def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """Send one request with the service account's token (and CSRF for writes)."""
+        await self._login()
+        headers = {"Authorization": f"Bearer {self._token}", "Referer": self.url}
+        if method.upper() != "GET":
+            headers["X-CSRFToken"] = self._csrf  # its session cookie is in the client's jar
+        try:
+            response = await self._http.request(method, path, headers=headers, **kwargs)
+        except httpx.HTTPError as exc:
+            raise self._unavailable(exc) from exc
+        if response.status_code == 401:  # the token expired early: once more, logged in again
+            self._token = ""
+            await self._login()
+            headers["Authorization"] = f"Bearer {self._token}"
+            headers["X-CSRFToken"] = self._csrf
+            try:
+                response = await self._http.request(method, path, headers=headers, **kwargs)
+            except httpx.HTTPError as exc:
+                raise self._unavailable(exc) from exc
+        if response.status_code in (502, 503, 504):
+            raise self._unavailable()
+        return response
+
+    async def json(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        """A JSON answer; 404 is NotFound, other errors are SupersetError with its message."""
+        response = await self.request(method, path, **kwargs)
+        if response.status_code == 404:
+            raise NotFound(f"Not found in the {self.environment} Superset: {path}")
+        if response.is_error:
+            raise SupersetError(superset_message(response), details={"path": path})
+        try:
+            return dict(response.json())
+        except ValueError as exc:
+            raise self._unavailable(exc) from exc
+
+    async def content(self, path: str, **kwargs: Any) -> bytes:
+        response = await self.request("GET", path, **kwargs)
+        if response.is_error:
+            raise SupersetError(superset_message(response), details={"path": path})
+        return response.content
+
+
+_clients: dict[tuple[int, str], SupersetClient] = {}
+
+
+def client(settings: Settings, environment: str) -> SupersetClient:
+    """The environment's client; NotFound when that environment has no Superset configured."""
+    instance = settings.superset.instance(environment)
+    if instance is None:
+        raise NotFound(f"No Superset is configured for {environment}")
+    key = (id(settings), environment)
+    found = _clients.get(key)
+    if found is None:
+        found = _clients[key] = SupersetClient(environment, instance, settings.superset.timeout_s)
+    return found
+
+
+async def close_all() -> None:
+    clients = list(_clients.values())
+    _clients.clear()
+    for one in clients:
+        await one.aclose()

@@ -13,6 +13,7 @@ from sqlalchemy import text
 
 from agent_chat import heap
 from backend import db, telemetry
+from backend.access_tokens.router import router as access_tokens_router
 from backend.audit.router import router as audit_router
 from backend.auth.router import router as auth_router
 from backend.config import Settings
@@ -25,6 +26,7 @@ from backend.datasources.router import router as datasources_router
 from backend.debug.router import router as debug_router
 from backend.errors import ServiceUnavailable, install_handlers, install_openapi
 from backend.knowledge.router import router as knowledge_router
+from backend.mcp_tools.calls import router as tool_calls_router
 from backend.oplogs.router import router as oplogs_router
 from backend.retention.sweep import run_periodically as run_retention
 from backend.storage.router import router as storage_router
@@ -36,6 +38,7 @@ log = logging.getLogger("backend")
 
 ROUTERS = (
     auth_router,
+    access_tokens_router,
     conversations_router,
     attachments_router,
     audit_router,
@@ -47,6 +50,7 @@ ROUTERS = (
     workflows_router,
     debug_router,
     usage_router,
+    tool_calls_router,
 )
 
 

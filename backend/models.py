@@ -1,5 +1,6 @@
 """Imports every ORM module so Base.metadata is complete (Alembic, tests)."""
 
+from backend.access_tokens import models as access_token_models
 from backend.audit import models as audit_models
 from backend.auth import models as auth_models
 from backend.conversations import attachment_models
@@ -16,6 +17,7 @@ from backend.workflows import models as workflow_models
 
 __all__ = [
     "Base",
+    "access_token_models",
     "attachment_models",
     "audit_models",
     "auth_models",

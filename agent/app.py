@@ -17,11 +17,16 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 
 from agent import telemetry
-from agent.auth import UserAuthMiddleware
+from agent.access_tokens import token_checker
+from agent.auth import User, UserAuthMiddleware, verify_caller
 from agent.backend_client import UNANSWERED, BackendClient, BackendError
 from agent.config import Settings
 from agent.documents.uploads import uploads_only
 from agent.graph import build_agent, build_model, close_model, model_note, open_checkpointer
+from agent.mcp_server.catalogue import Catalogue
+from agent.mcp_server.endpoint import McpEndpoint
+from agent.mcp_server.server import PATH as MCP_PATH
+from agent.mcp_server.server import Parts, build_server
 from agent.run import Runner
 from agent.runs import internal
 from agent.runs.cancel import CancelMarker, Cancels
@@ -139,6 +144,7 @@ def build_app(settings: Settings) -> FastAPI:
     """The host app: /healthz, and Gradio (every route behind the user-JWT middleware)."""
     holder = _Holder()
     cancels = Cancels()
+    mcp = Parts()
     _mark_matplotlib_absent()
 
     @asynccontextmanager
@@ -159,6 +165,7 @@ def build_app(settings: Settings) -> FastAPI:
                 hooks=[usage_hooks(client), run_telemetry],
                 cancels=cancels,
             )
+            mcp.catalogue, mcp.client = Catalogue(holder.runner.tools), client
             await _warm_up(client)
             heap.settle()  # what start-up built lives as long as the process
             if note := model_note(settings):
@@ -167,6 +174,7 @@ def build_app(settings: Settings) -> FastAPI:
                 yield
             finally:
                 runner, holder.runner = holder.runner, None
+                mcp.catalogue = mcp.client = None
                 if runner is not None:
                     await runner.viewers.aclose()
                 await close_model(model)
@@ -206,7 +214,18 @@ def build_app(settings: Settings) -> FastAPI:
         internal.router(settings, lambda: holder.runner.live if holder.runner else None)
     )
     app.add_middleware(CancelMarker, cancels=cancels, prefix=GRADIO_PATH)  # inside the auth check
-    app.add_middleware(UserAuthMiddleware, settings=settings, prefix=GRADIO_PATH)
+    check_token = token_checker(lambda: holder.runner.client if holder.runner else None)
+
+    async def authenticate(token: str | None) -> User:
+        return await verify_caller(settings, token, check_token)
+
+    # The MCP server (CONTRACT.md): its own bearer check, before the SDK sees a request.
+    app.router.add_route(
+        MCP_PATH, McpEndpoint(build_server(lambda: mcp), authenticate), ["GET", "POST", "DELETE"]
+    )
+    app.add_middleware(
+        UserAuthMiddleware, settings=settings, prefix=GRADIO_PATH, check_token=check_token
+    )
     app.add_middleware(telemetry.RequestIds)
     return app
 

@@ -26,7 +26,7 @@ from backend.datasources.router import router as datasources_router
 from backend.debug.router import router as debug_router
 from backend.errors import ServiceUnavailable, install_handlers, install_openapi
 from backend.knowledge.router import router as knowledge_router
-from backend.mcp_tools.calls import router as tool_calls_router
+from backend.mcp_tools.router import router as tool_calls_router
 from backend.oplogs.router import router as oplogs_router
 from backend.retention.sweep import run_periodically as run_retention
 from backend.storage.router import router as storage_router

@@ -9,7 +9,6 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.dialects import postgresql
 
 revision: str = "0034_tokens"
 down_revision: str | Sequence[str] | None = "0011_live_runs"

@@ -59,7 +59,6 @@ class Code(StrEnum):
     NOT_EXECUTED = "NOT_EXECUTED"
     BACKEND_ERROR = "BACKEND_ERROR"
     BACKEND_TIMEOUT = "BACKEND_TIMEOUT"
-    # an MCP call's (the MCP server's refusals, an external MCP server's failures)
     CONFIRMATION_REQUIRED = "CONFIRMATION_REQUIRED"
     MCP_UNAVAILABLE = "MCP_UNAVAILABLE"
     MCP_ERROR = "MCP_ERROR"

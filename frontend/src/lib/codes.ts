@@ -42,6 +42,9 @@ export const CODES = [
   "NOT_EXECUTED",
   "BACKEND_ERROR",
   "BACKEND_TIMEOUT",
+  "CONFIRMATION_REQUIRED",
+  "MCP_UNAVAILABLE",
+  "MCP_ERROR",
 ] as const;
 
 export type Code = (typeof CODES)[number];
@@ -97,6 +100,9 @@ export const TOOL_ERROR_CODES = [
   "NOT_EXECUTED",
   "BACKEND_ERROR",
   "BACKEND_TIMEOUT",
+  "CONFIRMATION_REQUIRED",
+  "MCP_UNAVAILABLE",
+  "MCP_ERROR",
 ] as const;
 
 /** The agent's tools (CONTRACT.md, Tools). */

@@ -1,4 +1,4 @@
-// A small history-API router: /login, / (dashboards), /dashboards/:id, /chat, /usage.
+// A small history-API router: /login, / (dashboards), /dashboards/:id, /chat, /usage, /tokens.
 
 export type Route =
   | { name: "login" }
@@ -6,6 +6,7 @@ export type Route =
   | { name: "dashboard"; id: number }
   | { name: "chat" }
   | { name: "usage" }
+  | { name: "tokens" }
   | { name: "missing" };
 
 export function parse(pathname: string): Route {
@@ -13,6 +14,7 @@ export function parse(pathname: string): Route {
   if (pathname === "/" || pathname === "/dashboards") return { name: "dashboards" };
   if (pathname === "/chat") return { name: "chat" };
   if (pathname === "/usage") return { name: "usage" };
+  if (pathname === "/tokens") return { name: "tokens" };
   const match = /^\/dashboards\/(\d+)$/.exec(pathname);
   if (match) return { name: "dashboard", id: Number(match[1]) };
   return { name: "missing" };

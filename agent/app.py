@@ -22,6 +22,8 @@ from agent.auth import User, UserAuthMiddleware, verify_caller
 from agent.backend_client import UNANSWERED, BackendClient, BackendError
 from agent.config import Settings
 from agent.documents.uploads import uploads_only
+from agent.external.middleware import ExternalTools
+from agent.external.servers import ExternalServers
 from agent.graph import build_agent, build_model, close_model, model_note, open_checkpointer
 from agent.mcp_server.catalogue import Catalogue
 from agent.mcp_server.endpoint import McpEndpoint
@@ -155,7 +157,14 @@ def build_app(settings: Settings) -> FastAPI:
         telemetry.instrument_backend_client(client._http)
         async with open_checkpointer(settings.database_url) as checkpointer:
             model, tools = build_model(settings), build_tools(client)
-            agent = build_agent(settings, model=model, tools=tools, checkpointer=checkpointer)
+            external = ExternalTools(
+                ExternalServers(client, settings.mcp_key, settings.agent.mcp_refresh_s),
+                client,
+                settings.agent.mcp_timeout_s,
+            )
+            agent = build_agent(
+                settings, model=model, tools=tools, checkpointer=checkpointer, external=external
+            )
             holder.runner = Runner(
                 settings=settings,
                 client=client,

@@ -10,6 +10,7 @@ from backend.datasources import models as datasource_models
 from backend.db import Base
 from backend.debug import models as debug_models
 from backend.knowledge import models as knowledge_models
+from backend.mcp_tools import models as mcp_models
 from backend.oplogs import models as oplog_models
 from backend.storage import models as storage_models
 from backend.usage import models as usage_models
@@ -26,6 +27,7 @@ __all__ = [
     "datasource_models",
     "debug_models",
     "knowledge_models",
+    "mcp_models",
     "oplog_models",
     "storage_models",
     "usage_models",

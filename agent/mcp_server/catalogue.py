@@ -10,7 +10,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from mcp import types
 
-from agent.tools.names import TOOLS
+from agent.tools.names import TOOLS, reaches
 
 RANK = {
     "viewer": 1,
@@ -24,7 +24,7 @@ def may_run(roles: Iterable[str], tool: str) -> bool:
     info = TOOLS.get(tool)
     if info is None:
         return False
-    return max((RANK.get(role, 0) for role in roles), default=0) >= RANK[info.role]
+    return reaches(roles, info.role)
 
 
 class Catalogue:

@@ -13,7 +13,7 @@ dictionary, then `make api-types`. Every place forgotten fails a test.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,6 +96,14 @@ CONFIRM_TOOLS: Mapping[str, str] = {
 WRITE_TOOLS: frozenset[str] = frozenset(info.name for info in CATALOGUE if info.writes)
 # The tools of a diagnosis run (CONTRACT.md, "Diagnosis"), in the order its prompt names them.
 DIAGNOSIS_TOOLS: tuple[str, ...] = (LOOKUP_KNOWLEDGE, QUERY_LOGS, EXECUTE_SQL)
+
+
+RANK: Mapping[str, int] = {"viewer": 1, "editor": 2, "admin": 3}  # each role implies those below
+
+
+def reaches(roles: Iterable[str], role: str) -> bool:
+    """Whether any of `roles` is `role` or above (CONTRACT.md, "Identity")."""
+    return max((RANK.get(r, 0) for r in roles), default=0) >= RANK.get(role, 99)
 
 
 def title(name: str) -> str:

@@ -32,6 +32,8 @@ from agent.context import Context, Spent
 from agent.evaluation.cases import NumberedCase, Turn
 from agent.evaluation.identity import check_service, sign_in
 from agent.evaluation.sandbox import DryRunWrites
+from agent.external.middleware import ExternalTools
+from agent.external.servers import ExternalServers
 from agent.graph import Agent, build_agent, build_model, close_model, recursion_limit
 from agent.middleware import LlmError, ends_out_of_tool_budget
 from agent.runs.hooks import RunInfo
@@ -212,6 +214,13 @@ async def evaluate(
             tools=build_tools(client),
             checkpointer=checkpointer,
             guards=[DryRunWrites()],
+            # The admin's external MCP tools are offered as in a chat (those in confirm_tools
+            # end the case at their confirmation, like deploy_dashboard).
+            external=ExternalTools(
+                ExternalServers(client, settings.mcp_key, settings.agent.mcp_refresh_s),
+                client,
+                settings.agent.mcp_timeout_s,
+            ),
         )
         evaluator = Evaluator(
             settings=settings, agent=agent, checkpointer=checkpointer, user=user, client=client

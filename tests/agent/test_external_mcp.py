@@ -6,53 +6,18 @@ its header secret never stored or shown in the clear."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.agent.mcp_support import SECRET, FakeServer
 from tests.agent.support import Chat, confirm_id, kinds, of_type, text_of
 from tests.backend.support import assert_error, audit_rows
 from tests.conftest import bearer
-from tests.support.processes import ROOT, free_port, stop
-
-SECRET = "mcp-header-secret-" + uuid.uuid4().hex
-
-
-class FakeServer:
-    """tests/fakes/mcp_server.py as a process of its own, which a test may kill."""
-
-    def __init__(self, wiped: Path) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
-        self.wiped = wiped
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> FakeServer:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.fakes.mcp_server", str(self.port), SECRET],
-            env={**os.environ, "WIPED_FILE": str(self.wiped)},
-            cwd=ROOT,
-        )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                httpx.get(f"http://127.0.0.1:{self.port}/", timeout=1)
-                return self
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        raise AssertionError("the fake MCP server did not start")
-
-    def kill(self) -> None:
-        if self.proc is not None:
-            stop(self.proc)
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,6 @@
-"""Personal access tokens in the browser (create, copy once, revoke from the account menu) and
-an MCP client through the nginx gateway with such a token."""
+"""Personal access tokens in the browser (create, copy once, revoke from the account menu), an
+MCP client through the nginx gateway with such a token, and the admin's external MCP servers
+page."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.agent.mcp_support import mcp_session
-from tests.conftest import bearer
+from tests.agent.mcp_support import SECRET, FakeServer, mcp_session
+from tests.conftest import PASSWORDS, bearer
 from tests.e2e.checks import DESKTOP, axe_findings, new_context
 from tests.e2e.conftest import Watch, screenshot
 from tests.e2e.test_usage import sign_in
@@ -77,3 +78,38 @@ def test_an_mcp_client_reaches_the_agent_through_the_gateway(gateway, api, token
     assert "create_branch" in names and "deploy_dashboard" not in names
     assert not result.isError and result.structuredContent["id"] == 42
     assert httpx.post(f"{gateway}/api/agent/mcp", json={}).status_code == 401
+
+
+@pytest.mark.timeout(300)
+def test_an_admin_adds_an_external_server_and_sees_its_tools(
+    browser: Browser,
+    gateway: str,
+    watch: Watch,
+    api: httpx.Client,
+    tokens: dict[str, str],
+    tmp_path,
+) -> None:
+    server = FakeServer(tmp_path / "wiped.txt").start()
+    name = f"web{uuid.uuid4().hex[:6]}"
+    try:
+        page = new_context(browser, gateway, DESKTOP).new_page()
+        page.on("console", watch.on_console)
+        sign_in(page, "admin", PASSWORDS["admin"])
+        page.get_by_test_id("mcp-link").click()
+        page.get_by_test_id("mcp-name").fill(name)
+        page.get_by_test_id("mcp-url").fill(server.url)
+        page.get_by_test_id("mcp-header-name").fill("X-Api-Key")
+        page.get_by_test_id("mcp-header-value").fill(SECRET)
+        page.get_by_test_id("mcp-confirm").fill("wipe")
+        page.get_by_test_id("mcp-add").click()
+        card = page.locator(f'[data-testid="mcp-server"][data-name="{name}"]')
+        expect(card).to_have_attribute("data-status", "ok", timeout=20_000)
+        expect(card.get_by_test_id("mcp-tool")).to_have_count(5)
+        expect(card).to_contain_text(f"{name}__wipe")
+        assert SECRET not in page.content()
+        assert axe_findings(page) == []
+        screenshot(page, "mcp-servers-1400")
+        card.get_by_test_id("mcp-remove").click()
+        expect(card).to_have_count(0)
+    finally:
+        server.kill()

@@ -1,4 +1,4 @@
-// A small history-API router: /login, / (dashboards), /dashboards/:id, /chat, /usage, /tokens.
+// A small history-API router: /login, / (dashboards), /dashboards/:id, /chat, /usage, /tokens, /admin/mcp.
 
 export type Route =
   | { name: "login" }
@@ -7,6 +7,7 @@ export type Route =
   | { name: "chat" }
   | { name: "usage" }
   | { name: "tokens" }
+  | { name: "mcp" }
   | { name: "missing" };
 
 export function parse(pathname: string): Route {
@@ -15,6 +16,7 @@ export function parse(pathname: string): Route {
   if (pathname === "/chat") return { name: "chat" };
   if (pathname === "/usage") return { name: "usage" };
   if (pathname === "/tokens") return { name: "tokens" };
+  if (pathname === "/admin/mcp") return { name: "mcp" };
   const match = /^\/dashboards\/(\d+)$/.exec(pathname);
   if (match) return { name: "dashboard", id: Number(match[1]) };
   return { name: "missing" };

@@ -231,3 +231,21 @@ export async function createToken(
 export async function revokeToken(id: string): Promise<void> {
   unwrap(await http.DELETE("/api/auth/tokens/{token_id}", { params: { path: { token_id: id } } }));
 }
+
+export type McpServer = Schemas["McpServerStatus"];
+export type McpServerCreate = Schemas["McpServerCreate"];
+
+/** External MCP servers with their tools and whether they answer now (admin). */
+export async function listMcpServers(): Promise<McpServer[]> {
+  return unwrap(await http.GET("/api/admin/mcp-servers")).items;
+}
+
+export async function addMcpServer(body: McpServerCreate): Promise<void> {
+  unwrap(await http.POST("/api/admin/mcp-servers", { body }));
+}
+
+export async function removeMcpServer(id: string): Promise<void> {
+  unwrap(
+    await http.DELETE("/api/admin/mcp-servers/{server_id}", { params: { path: { server_id: id } } }),
+  );
+}

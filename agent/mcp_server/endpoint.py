@@ -51,7 +51,7 @@ class McpRequest:
     caller: User
     session_id: str | None
     transport: StreamableHTTPServerTransport
-    waiting: dict[str, StreamableHTTPServerTransport] = field(repr=False)
+    waiting: dict[str, McpRequest] = field(repr=False)
 
     @property
     def can_elicit(self) -> bool:
@@ -64,8 +64,8 @@ class McpEndpoint:
     def __init__(self, server: Server[Any, Any], authenticate: Authenticate) -> None:
         self.server = server
         self.authenticate = authenticate
-        # Session id -> the transport of the call waiting for that session's elicitation answer.
-        self.waiting: dict[str, StreamableHTTPServerTransport] = {}
+        # Session id -> the call waiting for that session's elicitation answer.
+        self.waiting: dict[str, McpRequest] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -106,8 +106,9 @@ class McpEndpoint:
             await _reply(send, 404, Code.NOT_FOUND, "Unknown MCP session: initialize again")
             return
         waiting = self.waiting.get(session_id or "")
-        if _is_answer(message) and waiting is not None:
-            await waiting.handle_request(scope, receive, send)
+        # Only the person who was asked can answer (the same user, whatever token they use).
+        if _is_answer(message) and waiting is not None and waiting.caller.user_id == caller.user_id:
+            await waiting.transport.handle_request(scope, receive, send)
             return
         if _method(message) == "initialize":
             session_id = new_session_id(elicitation=_declares_elicitation(message))

@@ -74,11 +74,11 @@ def build_server(parts: Callable[[], Parts]) -> Server[Any, Any]:
 def _waiting(request: McpRequest) -> Any:
     """While a call waits for its session's elicitation answer, answers go to its transport."""
     assert request.session_id is not None
-    request.waiting[request.session_id] = request.transport
+    request.waiting[request.session_id] = request
     try:
         yield
     finally:
-        if request.waiting.get(request.session_id) is request.transport:
+        if request.waiting.get(request.session_id) is request:
             del request.waiting[request.session_id]
 
 

@@ -207,3 +207,59 @@ def test_raw_initialize_hands_out_a_session_and_lists_over_any_request(mcp_url, 
     )
     assert listing.status_code == 200, listing.text
     assert "deploy_dashboard" not in listing.text and "get_dashboard" in listing.text
+
+
+async def test_only_the_person_asked_can_answer_a_confirmation(mcp_url, tokens, sql):
+    """Raw HTTP: while an admin's deploy waits for its elicitation, an `accept` posted by another
+    user with the same session id is not taken; the admin's own `decline` is."""
+    before = deployments(sql)
+    accept = {"Accept": "application/json, text/event-stream"}
+    init = _post(mcp_url, tokens["admin"], _initialize({"elicitation": {}}))
+    session = init.headers["mcp-session-id"]
+    call = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "deploy_dashboard", "arguments": DEPLOY},
+    }
+
+    def answer(token: str, action: str) -> int:
+        body = {"jsonrpc": "2.0", "id": asked["id"], "result": {"action": action}}
+        if action == "accept":
+            body["result"]["content"] = {"confirm": True}
+        headers = {**accept, **bearer(token), "Mcp-Session-Id": session}
+        return httpx.post(f"{mcp_url}/api/agent/mcp", json=body, headers=headers).status_code
+
+    headers = {**accept, **bearer(tokens["admin"]), "Mcp-Session-Id": session}
+    async with (
+        httpx.AsyncClient(timeout=30) as client,
+        client.stream("POST", f"{mcp_url}/api/agent/mcp", json=call, headers=headers) as stream,
+    ):
+        lines = stream.aiter_lines()
+        asked: dict[str, Any] = {}
+        async for line in lines:
+            if line.startswith("data:") and '"elicitation/create"' in line:
+                asked = json.loads(line[5:])
+                break
+        assert asked["method"] == "elicitation/create"
+        assert answer(tokens["viewer"], "accept") in (200, 202)
+        assert answer(tokens["admin"], "decline") == 202
+        async for line in lines:
+            if line.startswith("data:") and '"id":7' in line.replace(" ", ""):
+                result = json.loads(line[5:])["result"]
+                break
+    assert result["isError"] and result["structuredContent"]["code"] == "CONFIRMATION_REQUIRED"
+    assert deployments(sql) == before
+
+
+def _initialize(capabilities: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": capabilities,
+            "clientInfo": {"name": "raw", "version": "0"},
+        },
+    }

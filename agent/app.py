@@ -15,11 +15,18 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 
 from agent import telemetry
-from agent.auth import UserAuthMiddleware
+from agent.access_tokens import token_checker
+from agent.auth import User, UserAuthMiddleware, verify_caller
 from agent.backend_client import UNANSWERED, BackendClient, BackendError
 from agent.config import Settings
 from agent.documents.uploads import uploads_only
+from agent.external.middleware import ExternalTools
+from agent.external.servers import ExternalServers
 from agent.graph import build_agent, build_model, close_model, model_note, open_checkpointer
+from agent.mcp_server.catalogue import Catalogue
+from agent.mcp_server.endpoint import McpEndpoint
+from agent.mcp_server.server import PATH as MCP_PATH
+from agent.mcp_server.server import Parts, build_server
 from agent.perf.gradio_config import freeze_configs
 from agent.perf.matplotlib_absent import mark_matplotlib_absent
 from agent.run import Runner
@@ -104,6 +111,7 @@ def build_app(settings: Settings) -> FastAPI:
     holder = _Holder()
     cancels = Cancels()
     mark_matplotlib_absent()
+    mcp = Parts()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -113,7 +121,14 @@ def build_app(settings: Settings) -> FastAPI:
         telemetry.instrument_backend_client(client._http)
         async with open_checkpointer(settings.database_url) as checkpointer:
             model, tools = build_model(settings), build_tools(client)
-            agent = build_agent(settings, model=model, tools=tools, checkpointer=checkpointer)
+            external = ExternalTools(
+                ExternalServers(client, settings.mcp_key, settings.agent.mcp_refresh_s),
+                client,
+                settings.agent.mcp_timeout_s,
+            )
+            agent = build_agent(
+                settings, model=model, tools=tools, checkpointer=checkpointer, external=external
+            )
             holder.runner = Runner(
                 settings=settings,
                 client=client,
@@ -123,6 +138,7 @@ def build_app(settings: Settings) -> FastAPI:
                 hooks=[usage_hooks(client), run_telemetry],
                 cancels=cancels,
             )
+            mcp.catalogue, mcp.client = Catalogue(holder.runner.tools), client
             await _warm_up(client)
             heap.settle()  # what start-up built lives as long as the process
             if note := model_note(settings):
@@ -131,6 +147,7 @@ def build_app(settings: Settings) -> FastAPI:
                 yield
             finally:
                 runner, holder.runner = holder.runner, None
+                mcp.catalogue = mcp.client = None
                 if runner is not None:
                     await runner.viewers.aclose()
                 await close_model(model)
@@ -170,7 +187,18 @@ def build_app(settings: Settings) -> FastAPI:
         internal.router(settings, lambda: holder.runner.live if holder.runner else None)
     )
     app.add_middleware(CancelMarker, cancels=cancels, prefix=GRADIO_PATH)  # inside the auth check
-    app.add_middleware(UserAuthMiddleware, settings=settings, prefix=GRADIO_PATH)
+    check_token = token_checker(lambda: holder.runner.client if holder.runner else None)
+
+    async def authenticate(token: str | None) -> User:
+        return await verify_caller(settings, token, check_token)
+
+    # The MCP server (CONTRACT.md): its own bearer check, before the SDK sees a request.
+    app.router.add_route(
+        MCP_PATH, McpEndpoint(build_server(lambda: mcp), authenticate), ["GET", "POST", "DELETE"]
+    )
+    app.add_middleware(
+        UserAuthMiddleware, settings=settings, prefix=GRADIO_PATH, check_token=check_token
+    )
     app.add_middleware(telemetry.RequestIds)
     return app
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 import jwt
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agent.config import Settings
-from agent.errors import Code, Unauthorized
+from agent.errors import AgentError, Code, Unauthorized
 from common.verified import Expired, Verified
 
 log = logging.getLogger(__name__)
@@ -70,6 +70,20 @@ def bearer_token(headers: Mapping[str, str]) -> str | None:
 
 _VERIFIED: Verified[User] = Verified()  # common/verified.py
 
+ACCESS_TOKEN_PREFIX = "acp_"  # a personal access token (CONTRACT.md): only the backend knows it
+TokenCheck = Callable[[str], Awaitable[User]]
+"""Asks the backend who a personal access token acts for (agent/access_tokens.py)."""
+
+
+async def verify_caller(
+    settings: Settings, token: str | None, check_token: TokenCheck | None
+) -> User:
+    """The caller of a user JWT (checked here, no database) or of a personal access token
+    (checked by the backend on every call: a revoked one stops at once)."""
+    if token and token.startswith(ACCESS_TOKEN_PREFIX) and check_token is not None:
+        return await check_token(token)
+    return verify_user(settings, token)
+
 
 def verify_user(settings: Settings, token: str | None) -> User:
     """Check signature (HS256 only), expiry, issuer, audience and `typ == "user"`."""
@@ -120,10 +134,18 @@ class UserAuthMiddleware:
     Outside development, Gradio's built-in page and its assets answer 404 even with a token.
     """
 
-    def __init__(self, app: ASGIApp, *, settings: Settings, prefix: str) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        settings: Settings,
+        prefix: str,
+        check_token: TokenCheck | None = None,
+    ) -> None:
         self.app = app
         self.settings = settings
         self.prefix = prefix.rstrip("/")
+        self.check_token = check_token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
@@ -138,9 +160,12 @@ class UserAuthMiddleware:
             return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         try:
-            verify_user(self.settings, bearer_token(headers))
+            await verify_caller(self.settings, bearer_token(headers), self.check_token)
         except AuthError as exc:
             await _reject(scope, send, 401, Code.UNAUTHORIZED, exc.message)
+            return
+        except AgentError as exc:  # the backend could not say who a token is
+            await _reject(scope, send, 503, exc.code, exc.message)
             return
         await self.app(scope, receive, send)
 

@@ -165,6 +165,8 @@ class BackendClient:
 
     async def call(self, context: Context, method: str, path: str, **kwargs: Any) -> Any:
         """`request` on behalf of the user in `context` (within its run, if it has one)."""
+        if context.channel is not None:
+            kwargs["headers"] = {**kwargs.get("headers", {}), "X-Channel": context.channel}
         return await self.request(
             method, path, user_token=context.user_token, run_id=context.run_id, **kwargs
         )

@@ -64,6 +64,9 @@ class Code(StrEnum):
     DEADLINE = "DEADLINE"
     INVALID_DRAFT = "INVALID_DRAFT"
     SUPERSET_UNAVAILABLE = "SUPERSET_UNAVAILABLE"  # the backend's Superset did not answer
+    CONFIRMATION_REQUIRED = "CONFIRMATION_REQUIRED"
+    MCP_UNAVAILABLE = "MCP_UNAVAILABLE"
+    MCP_ERROR = "MCP_ERROR"
 
 
 # The `stop_reason`s of a stopped diagnosis (CONTRACT.md, "Diagnosis"), in the browser too.

@@ -30,6 +30,7 @@ from agent.checkpoints import DurableSaver
 from agent.config import Settings
 from agent.context import Context
 from agent.demo.model import DEMO_NOTE, DemoChatModel
+from agent.external.middleware import ConfirmRules, ExternalTools
 from agent.middleware import (
     ArgumentsFirst,
     LlmRetry,
@@ -104,7 +105,10 @@ def _describe(tool_call: ToolCall, state: Any, runtime: Runtime[Any]) -> str:
 
 
 def middleware(
-    settings: Settings, *, guards: Sequence[AgentMiddleware[Any, Context, Any]] = ()
+    settings: Settings,
+    *,
+    guards: Sequence[AgentMiddleware[Any, Context, Any]] = (),
+    external: ExternalTools | None = None,
 ) -> list[AgentMiddleware[Any, Context, Any]]:
     """In order: the `none` mode's tool removal (outermost, so the input budget counts what is
     really sent), argument checks, then confirmation (what runs before the pause re-runs on
@@ -115,10 +119,16 @@ def middleware(
         name: InterruptOnConfig(allowed_decisions=["approve", "reject"], description=_describe)
         for name in CONFIRM_TOOLS
     }
+    hitl: HumanInTheLoopMiddleware[Any, Context, Any] = HumanInTheLoopMiddleware(
+        interrupt_on=confirm, interrupt_mode="per_call"
+    )
+    if external is not None:  # external tools in `confirm_tools` pause for the same card
+        hitl.interrupt_on = ConfirmRules(hitl.interrupt_on, external.servers, _describe)
     return [
         NoTools(),
+        *([external] if external is not None else []),
         ArgumentsFirst(),
-        HumanInTheLoopMiddleware(interrupt_on=confirm, interrupt_mode="per_call"),
+        hitl,
         *guards,
         ToolErrors(),
         RunBudget(
@@ -138,14 +148,16 @@ def build_agent(
     tools: Sequence[BaseTool],
     checkpointer: BaseCheckpointSaver[Any] | None,
     guards: Sequence[AgentMiddleware[Any, Context, Any]] = (),
+    external: ExternalTools | None = None,
 ) -> Agent:
-    """The compiled agent graph; thread_id = conversation id, Context per run."""
+    """The compiled agent graph; thread_id = conversation id, Context per run; `external`: the
+    admin's external MCP tools (agent/external/), offered and confirmed like the built-in ones."""
     langsmith_inline.install()
     return create_agent(
         model,
         list(tools),
         system_prompt=SYSTEM_PROMPT,
-        middleware=middleware(settings, guards=guards),
+        middleware=middleware(settings, guards=guards, external=external),
         checkpointer=checkpointer,
         context_schema=Context,
         name="agent",

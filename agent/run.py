@@ -21,7 +21,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
 from agent import inputs
-from agent.auth import bearer_token, verify_user
+from agent.access_tokens import token_checker
+from agent.auth import bearer_token, verify_caller
 from agent.backend_client import BackendClient
 from agent.config import Settings
 from agent.context import Context
@@ -63,6 +64,7 @@ class Runner:
         live: HookFactory = lambda info: LiveHook(info, self.live)  # noqa: E731
         self.hooks = (live, *hooks)  # then usage, metrics, traces (agent/hooks.py)
         self.client = client
+        self.check_token = token_checker(lambda: self.client)  # personal access tokens
         self.agent = agent
         self.model = model  # the agent's model, also used by workflow llm_call steps
         self.tools = {t.name: t for t in tools}  # the agent's tools, also run by workflow steps
@@ -112,7 +114,7 @@ class Runner:
         """`attach` or `stop` the conversation's live run (agent/runs/viewers.py)."""
         turn = Turn(thread_id=str(conversation_id or ""))
         try:
-            user = verify_user(self.settings, bearer_token(headers))
+            user = await verify_caller(self.settings, bearer_token(headers), self.check_token)
             submit = inputs.parse(
                 message, conversation_id, action, "", "", max_chars=1, default_mode="dynamic"
             )
@@ -156,7 +158,7 @@ class Runner:
         options: Any,
         headers: Mapping[str, str],
     ) -> None:
-        user = verify_user(self.settings, bearer_token(headers))  # AuthError: its own code
+        user = await verify_caller(self.settings, bearer_token(headers), self.check_token)
         submit = inputs.parse(
             message,
             conversation_id,

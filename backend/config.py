@@ -81,6 +81,8 @@ class AgentSettings(BaseModel):
     max_message_chars: int = 100_000
     max_file_bytes: int = 10 * 1024 * 1024
     max_files: int = 5
+    # an external MCP server's call (or listing) longer than this is MCP_UNAVAILABLE
+    mcp_timeout_s: float = Field(default=20.0, gt=0)
 
 
 class WorkflowSettings(BaseModel):
@@ -144,6 +146,8 @@ class Settings(BaseSettings):
     data_dir: Path = Path(".data")
     database_url: str | None = None
     jwt_secret: SecretStr | None = None
+    # seals external MCP servers' header values (agent_chat/sealed.py); unset: from JWT_SECRET
+    mcp_secret_key: SecretStr | None = None
     agent_client_id: str = "agent-chat"
     agent_client_secret: SecretStr | None = None
     backend_url: str = "http://127.0.0.1:8000"
@@ -226,6 +230,13 @@ class Settings(BaseSettings):
     def jwt_key(self) -> str:
         assert self.jwt_secret is not None
         return self.jwt_secret.get_secret_value()
+
+    @property
+    def mcp_key(self) -> str:
+        """The key material that seals external MCP servers' header values."""
+        secret = self.mcp_secret_key or self.jwt_secret
+        assert secret is not None
+        return secret.get_secret_value()
 
 
 @lru_cache

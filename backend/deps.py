@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated
 
 from fastapi import Depends, Header, Query, Request
@@ -13,6 +13,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from backend.access_tokens import service as access_tokens
 from backend.auth import tokens
 from backend.auth.models import ServiceClient, User
 from backend.auth.roles import Role
@@ -21,6 +22,7 @@ from backend.errors import Forbidden, Unauthorized, Unprocessable
 from backend.principal import Principal
 
 RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+CHANNELS = frozenset({"mcp"})
 
 
 async def get_settings(request: Request) -> Settings:
@@ -78,25 +80,48 @@ async def get_principal(
     on_behalf_of: Annotated[str | None, Header(alias="X-On-Behalf-Of")] = None,
     # The agent's own header (docs/api.md, "Diagnosis"), so not in every route's schema.
     run_id: Annotated[str | None, Header(alias="X-Run-Id", include_in_schema=False)] = None,
+    channel: Annotated[str | None, Header(alias="X-Channel", include_in_schema=False)] = None,
 ) -> Principal:
-    """User JWT alone, or service JWT + X-On-Behalf-Of user JWT; RBAC uses the user's DB roles.
+    """User JWT (or personal access token) alone, or service JWT + X-On-Behalf-Of user JWT
+    (or token); RBAC uses the user's DB roles, narrowed by a token's scope.
 
-    `X-Run-Id` is read only with the service identity (a browser's own calls ignore it).
+    `X-Run-Id` and `X-Channel` are read only with the service identity (a browser's own calls
+    ignore them).
     """
     if credentials is None or credentials.scheme.lower() != "bearer":
         raise Unauthorized("Missing bearer token")
     request_id = getattr(request.state, "request_id", None)
     if on_behalf_of is None:
+        if access_tokens.is_access_token(credentials.credentials):
+            return await _token_principal(session, credentials.credentials, request_id=request_id)
         claims = tokens.verify(settings, credentials.credentials, expected="user")
         user = await _active_user(session, claims.sub)
         return Principal(user.id, user.username, list(user.roles), None, request_id)
-    client_id, user = await _dual_identity(
-        settings, session, credentials.credentials, on_behalf_of.removeprefix("Bearer ").strip()
-    )
     if run_id is not None and not RUN_ID.fullmatch(run_id):
         raise Unprocessable("X-Run-Id must be 1-64 letters, digits, '-' or '_'")
+    if channel is not None and channel not in CHANNELS:
+        raise Unprocessable(f"X-Channel must be one of {sorted(CHANNELS)}")
+    user_token = on_behalf_of.removeprefix("Bearer ").strip()
+    if access_tokens.is_access_token(user_token):
+        client = await _active_service_client(settings, session, credentials.credentials)
+        principal = await _token_principal(session, user_token, request_id=request_id)
+        return replace(
+            principal, service_client_id=client.client_id, run_id=run_id, channel=channel
+        )
+    client_id, user = await _dual_identity(settings, session, credentials.credentials, user_token)
     roles = list(user.roles)
-    return Principal(user.id, user.username, roles, client_id, request_id, run_id)
+    return Principal(user.id, user.username, roles, client_id, request_id, run_id, channel=channel)
+
+
+async def _token_principal(
+    session: AsyncSession, token: str, *, request_id: str | None
+) -> Principal:
+    """The principal a personal access token acts as: its user's current roles, narrowed by
+    its scope."""
+    found = await access_tokens.authenticate(session=session, token=token)
+    return Principal(
+        found.user_id, found.username, found.roles, None, request_id, token_scope=found.scope
+    )
 
 
 # Built once (every agent request runs it): constructing an ORM select is a good part of an

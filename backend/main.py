@@ -12,6 +12,7 @@ from fastapi import FastAPI, Request
 from sqlalchemy import text
 
 from backend import db, telemetry
+from backend.access_tokens.router import router as access_tokens_router
 from backend.audit.router import router as audit_router
 from backend.auth.router import router as auth_router
 from backend.config import Settings
@@ -24,6 +25,7 @@ from backend.datasources.router import router as datasources_router
 from backend.debug.router import router as debug_router
 from backend.errors import ServiceUnavailable, install_handlers, install_openapi
 from backend.knowledge.router import router as knowledge_router
+from backend.mcp_tools.router import router as tool_calls_router
 from backend.oplogs.router import router as oplogs_router
 from backend.retention.sweep import run_periodically as run_retention
 from backend.storage.router import router as storage_router
@@ -39,6 +41,7 @@ log = logging.getLogger("backend")
 
 ROUTERS = (
     auth_router,
+    access_tokens_router,
     conversations_router,
     attachments_router,
     audit_router,
@@ -51,6 +54,7 @@ ROUTERS = (
     debug_router,
     usage_router,
     superset_router,
+    tool_calls_router,
 )
 
 

@@ -1,5 +1,6 @@
 """Imports every ORM module so Base.metadata is complete (Alembic, tests)."""
 
+from backend.access_tokens import models as access_token_models
 from backend.audit import models as audit_models
 from backend.auth import models as auth_models
 from backend.conversations import attachment_models
@@ -9,6 +10,7 @@ from backend.datasources import models as datasource_models
 from backend.db import Base
 from backend.debug import models as debug_models
 from backend.knowledge import models as knowledge_models
+from backend.mcp_tools import models as mcp_models
 from backend.oplogs import models as oplog_models
 from backend.storage import models as storage_models
 from backend.superset import models as superset_models
@@ -17,6 +19,7 @@ from backend.workflows import models as workflow_models
 
 __all__ = [
     "Base",
+    "access_token_models",
     "attachment_models",
     "audit_models",
     "auth_models",
@@ -25,6 +28,7 @@ __all__ = [
     "datasource_models",
     "debug_models",
     "knowledge_models",
+    "mcp_models",
     "oplog_models",
     "storage_models",
     "superset_models",

@@ -18,6 +18,12 @@ class Principal:
     # The agent run (e.g. one diagnosis) a service call belongs to: `X-Run-Id`, honoured only
     # with the service identity; every audit row written for the call carries it.
     run_id: str | None = None
+    # Set when the user is acting through a personal access token: its scope ("read" narrows
+    # `roles` to viewer rights; "full" keeps them).
+    token_scope: str | None = None
+    # The channel a service call comes through (`X-Channel`, e.g. "mcp"), honoured only with
+    # the service identity; every audit row written for the call carries it.
+    channel: str | None = None
 
     def has(self, role: Role) -> bool:
         return satisfies(self.roles, role)

@@ -11,6 +11,7 @@ const agent = process.env.AGENT_URL ?? "http://127.0.0.1:7860";
 // from the address the person actually opened.
 const proxy: Record<string, ProxyOptions> = {
   "/api/agent/gradio": { target: agent, changeOrigin: false, ws: true },
+  "/api/agent/mcp": { target: agent, changeOrigin: false },
   "/api": { target: backend, changeOrigin: false },
 };
 

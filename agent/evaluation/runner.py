@@ -33,6 +33,8 @@ from agent.errors import LlmFailure
 from agent.evaluation.cases import CaseTurn, NumberedCase
 from agent.evaluation.identity import check_service, sign_in
 from agent.evaluation.sandbox import DryRunWrites
+from agent.external.middleware import ExternalTools
+from agent.external.servers import ExternalServers
 from agent.graph import Agent, build_agent, build_model, close_model, recursion_limit
 from agent.hooks import RunInfo
 from agent.marks import ends_out_of_tool_budget
@@ -213,6 +215,13 @@ async def evaluate(
             tools=build_tools(client),
             checkpointer=checkpointer,
             guards=[DryRunWrites()],
+            # The admin's external MCP tools are offered as in a chat (those in confirm_tools
+            # end the case at their confirmation, like deploy_dashboard).
+            external=ExternalTools(
+                ExternalServers(client, settings.mcp_key, settings.agent.mcp_refresh_s),
+                client,
+                settings.agent.mcp_timeout_s,
+            ),
         )
         evaluator = Evaluator(
             settings=settings, agent=agent, checkpointer=checkpointer, user=user, client=client

@@ -13,7 +13,7 @@ dictionary, then `make api-types`. Every place forgotten fails a test.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +45,9 @@ class ToolInfo:
     None: the tool runs without asking a person."""
     writes: bool = False
     """It changes the platform: an evaluation answers it with a synthetic result, never runs it."""
+    role: str = "viewer"
+    """The lowest role that may run it (CONTRACT.md, "Tools"); the backend decides each call,
+    this says which tools a caller is offered where a list is shown (the MCP server)."""
 
 
 # In the order the tools are built and offered to the model.
@@ -52,18 +55,20 @@ CATALOGUE: tuple[ToolInfo, ...] = (
     ToolInfo(SEARCH_DASHBOARDS, "Searching dashboards"),
     ToolInfo(GET_DASHBOARD, "Reading the dashboard"),
     ToolInfo(DASHBOARD_HEALTH, "Checking dashboard health"),
-    ToolInfo(CREATE_BRANCH, "Creating a branch", writes=True),
+    ToolInfo(CREATE_BRANCH, "Creating a branch", writes=True, role="editor"),
     ToolInfo(
         COMMIT_CHANGES,
         "Committing changes",
         confirm="Commit {change_count} change(s) to branch {branch_id}: {message}",
         writes=True,
+        role="editor",
     ),
     ToolInfo(
         DEPLOY_DASHBOARD,
         "Deploying the dashboard",
         confirm="Deploy dashboard {dashboard_id} ({ref}) to {environment}",
         writes=True,
+        role="admin",
     ),
     ToolInfo(LIST_TABLES, "Listing tables"),
     ToolInfo(GET_TABLE_SCHEMA, "Reading the table schema"),
@@ -73,6 +78,7 @@ CATALOGUE: tuple[ToolInfo, ...] = (
         "Applying the migration",
         confirm="Apply migration {migration_id} to datasource {datasource}",
         writes=True,
+        role="admin",
     ),
     ToolInfo(LIST_FILES, "Listing files"),
     ToolInfo(READ_FILE, "Reading a file"),
@@ -90,6 +96,14 @@ CONFIRM_TOOLS: Mapping[str, str] = {
 WRITE_TOOLS: frozenset[str] = frozenset(info.name for info in CATALOGUE if info.writes)
 # The tools of a diagnosis run (CONTRACT.md, "Diagnosis"), in the order its prompt names them.
 DIAGNOSIS_TOOLS: tuple[str, ...] = (LOOKUP_KNOWLEDGE, QUERY_LOGS, EXECUTE_SQL)
+
+
+RANK: Mapping[str, int] = {"viewer": 1, "editor": 2, "admin": 3}  # each role implies those below
+
+
+def reaches(roles: Iterable[str], role: str) -> bool:
+    """Whether any of `roles` is `role` or above (CONTRACT.md, "Identity")."""
+    return max((RANK.get(r, 0) for r in roles), default=0) >= RANK.get(role, 99)
 
 
 def title(name: str) -> str:

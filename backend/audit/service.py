@@ -31,10 +31,13 @@ def record(
     request_id: str | None = None,
 ) -> AuditEvent:
     """Add an audit row to the session (not committed here); a call made within an agent run
-    (`actor.run_id`) says so in `details.run_id`."""
+    (`actor.run_id`) says so in `details.run_id`, one through a channel (`actor.channel`, e.g.
+    MCP) in `details.channel`."""
     details = dict(details or {})
     if actor is not None and actor.run_id is not None:
         details["run_id"] = actor.run_id
+    if actor is not None and actor.channel is not None:
+        details["channel"] = actor.channel
     event = AuditEvent(
         actor_user_id=actor.user_id if actor else None,
         actor_username=actor.username if actor else actor_username,

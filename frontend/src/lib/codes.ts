@@ -46,6 +46,9 @@ export const CODES = [
   "DEADLINE",
   "INVALID_DRAFT",
   "SUPERSET_UNAVAILABLE",
+  "CONFIRMATION_REQUIRED",
+  "MCP_UNAVAILABLE",
+  "MCP_ERROR",
 ] as const;
 
 export type Code = (typeof CODES)[number];
@@ -109,6 +112,9 @@ export const DIAGNOSIS_CODES = [
   "DEADLINE",
   "INVALID_DRAFT",
   "SUPERSET_UNAVAILABLE",
+  "CONFIRMATION_REQUIRED",
+  "MCP_UNAVAILABLE",
+  "MCP_ERROR",
 ] as const;
 
 /** The stop_reason of a stopped diagnosis. */

@@ -1,4 +1,4 @@
-// A small history-API router: /login, / (dashboards), /dashboards/:id, /chat, /usage.
+// A small history-API router: /login, / (dashboards), /dashboards/:id, /chat, /usage, /tokens, /admin/mcp.
 
 export type Route =
   | { name: "login" }
@@ -6,6 +6,8 @@ export type Route =
   | { name: "dashboard"; id: number }
   | { name: "chat" }
   | { name: "usage" }
+  | { name: "tokens" }
+  | { name: "mcp" }
   | { name: "missing" };
 
 export function parse(pathname: string): Route {
@@ -13,6 +15,8 @@ export function parse(pathname: string): Route {
   if (pathname === "/" || pathname === "/dashboards") return { name: "dashboards" };
   if (pathname === "/chat") return { name: "chat" };
   if (pathname === "/usage") return { name: "usage" };
+  if (pathname === "/tokens") return { name: "tokens" };
+  if (pathname === "/admin/mcp") return { name: "mcp" };
   const match = /^\/dashboards\/(\d+)$/.exec(pathname);
   if (match) return { name: "dashboard", id: Number(match[1]) };
   return { name: "missing" };

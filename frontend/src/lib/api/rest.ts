@@ -205,3 +205,47 @@ export async function setBudget(
     }),
   );
 }
+
+export type AccessToken = Schemas["AccessTokenRead"];
+export type CreatedAccessToken = Schemas["AccessTokenCreated"];
+export type TokenScope = AccessToken["scope"];
+
+/** The caller's own personal access tokens (never their secrets). */
+export async function listTokens(): Promise<AccessToken[]> {
+  return unwrap(await http.GET("/api/auth/tokens")).items;
+}
+
+/** A new token; its secret (`token`) is in this answer only. */
+export async function createToken(
+  name: string,
+  scope: TokenScope,
+  expiresInDays: number,
+): Promise<CreatedAccessToken> {
+  return unwrap(
+    await http.POST("/api/auth/tokens", {
+      body: { name, scope, expires_in_days: expiresInDays },
+    }),
+  );
+}
+
+export async function revokeToken(id: string): Promise<void> {
+  unwrap(await http.DELETE("/api/auth/tokens/{token_id}", { params: { path: { token_id: id } } }));
+}
+
+export type McpServer = Schemas["McpServerStatus"];
+export type McpServerCreate = Schemas["McpServerCreate"];
+
+/** External MCP servers with their tools and whether they answer now (admin). */
+export async function listMcpServers(): Promise<McpServer[]> {
+  return unwrap(await http.GET("/api/admin/mcp-servers")).items;
+}
+
+export async function addMcpServer(body: McpServerCreate): Promise<void> {
+  unwrap(await http.POST("/api/admin/mcp-servers", { body }));
+}
+
+export async function removeMcpServer(id: string): Promise<void> {
+  unwrap(
+    await http.DELETE("/api/admin/mcp-servers/{server_id}", { params: { path: { server_id: id } } }),
+  );
+}

@@ -1,0 +1,1 @@
+"""Tools of external MCP servers an admin added (CONTRACT.md, "External MCP tools")."""

@@ -1,0 +1,1 @@
+"""The platform's tools for other agents over MCP Streamable HTTP (CONTRACT.md, "MCP server")."""

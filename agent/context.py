@@ -24,5 +24,6 @@ class Context:
     conversation_id: str
     focus: dict[str, Any] | None = None  # what the person is looking at (FR-023), e.g. a dashboard
     run_id: str | None = None  # the run tools act for (X-Run-Id, in the backend's audit)
+    lang: str = "en"  # the person's language ("en"/"ru", agent/language.py): the card's line
     offer_tools: bool = True  # False in mode `none`: the model is offered no tools (NoTools)
     spent: Spent = field(default_factory=Spent, repr=False, compare=False)  # this run's budgets

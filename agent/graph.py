@@ -37,6 +37,7 @@ from agent.checkpoints import DurableSaver
 from agent.config import Settings
 from agent.context import Context
 from agent.demo.model import DEMO_NOTE, DemoChatModel
+from agent.hitl import DECISION_TYPES, EDIT_NOTICE
 from agent.middleware import (
     ArgumentsFirst,
     LlmRetry,
@@ -169,7 +170,8 @@ def model_note(settings: Settings) -> str | None:
 
 
 def _describe(tool_call: ToolCall, state: Any, runtime: Runtime[Any]) -> str:
-    return describe_call(tool_call["name"], tool_call["args"])
+    lang = getattr(runtime.context, "lang", "en")
+    return describe_call(tool_call["name"], tool_call["args"], lang)
 
 
 def middleware(
@@ -180,14 +182,17 @@ def middleware(
     resume, so nothing before it may have side effects), then `guards` (they see only calls a
     person approved, e.g. the evaluation's dry run), then tool errors, limits, input, retry,
     and the tools' schemas converted once (innermost: what the model is bound with)."""
+    # `edit`: a person's confirmation with edited arguments (agent/hitl.py checks them first).
     confirm: dict[str, bool | InterruptOnConfig] = {
-        name: InterruptOnConfig(allowed_decisions=["approve", "reject"], description=_describe)
+        name: InterruptOnConfig(allowed_decisions=list(DECISION_TYPES), description=_describe)
         for name in CONFIRM_TOOLS
     }
     return [
         NoTools(),
         ArgumentsFirst(),
-        HumanInTheLoopMiddleware(interrupt_on=confirm, interrupt_mode="per_call"),
+        HumanInTheLoopMiddleware(
+            interrupt_on=confirm, interrupt_mode="per_call", edit_notice=EDIT_NOTICE
+        ),
         *guards,
         ToolErrors(),
         RunBudget(

@@ -22,7 +22,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, Tool
 from langchain_core.outputs import ChatGenerationChunk, GenerationChunk, LLMResult
 
 from agent.errors import Code
-from agent.hitl import Pending
+from agent.hitl import Pending, result_text
 from agent.middleware import RETRY_EVENT, ends_out_of_tool_budget
 from agent.tools.names import CONFIRM_TOOLS, title
 
@@ -128,6 +128,9 @@ class Turn:
             self.tool_start(ToolCall(name=name, args=known["args"] if known else {}, id=call_id))
         index = self._cards[call_id]
         base = dict(self.entries[index].metadata)
+        shown = result_text(message.content)  # an edited call's result, without the model's note
+        if shown is not message.content:
+            message = message.model_copy(update={"content": shown})
         base.update(status="done", duration_ms=_elapsed_ms(self._started.get(call_id)))
         if message.status == "error":
             base.update(type="tool_error", error=_error_of(message))

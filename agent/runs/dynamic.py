@@ -79,8 +79,9 @@ class DynamicRun:
         except AgentError as exc:  # UsageLimit between two model calls: keep what was said
             await close_open_calls(run)
             run.turn.error(exc.code, exc.message, exc.details or None)
-        if pending:
-            run.turn.confirm(pending[0])
+        if pending:  # its card's Edit form is built from the tool's argument schema
+            schema = hitl.argument_schema(run.tools.get(pending[0].tool))
+            run.turn.confirm(dataclasses.replace(pending[0], schema=schema))
 
     async def stop(self, run: Run) -> None:
         await close_open_calls(run)
@@ -91,10 +92,16 @@ class DynamicRun:
 
 def resume(run: Run, snapshot: Any) -> Command[Any]:
     """The thread's pending call, confirmed or rejected (ConfirmationError if none fits)."""
-    pending, command = hitl.resolve(snapshot, run.submit.action, run.submit.options.call_id)
-    run.append_later(**hitl.decision_record(pending, run.submit.action))
-    if run.submit.action == "confirm":
-        run.turn.tool_start(ToolCall(name=pending.tool, args=pending.args, id=pending.call_id))
+    options = run.submit.options
+    waiting = hitl.pending_of(snapshot)
+    tool = run.tools.get(waiting[0].tool) if waiting and options.args is not None else None
+    pending, command = hitl.resolve(
+        snapshot, run.submit.action, options.call_id, args=options.args, tool=tool
+    )
+    run.append_later(**hitl.decision_record(pending, run.submit.action, edited=options.args))
+    if run.submit.action == "confirm":  # the card shows the arguments that run
+        args = pending.args if options.args is None else options.args
+        run.turn.tool_start(ToolCall(name=pending.tool, args=args, id=pending.call_id))
     return command
 
 

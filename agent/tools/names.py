@@ -45,6 +45,8 @@ class ToolInfo:
     None: the tool runs without asking a person."""
     writes: bool = False
     """It changes the platform: an evaluation answers it with a synthetic result, never runs it."""
+    confirm_ru: str | None = None
+    """`confirm` in Russian, for a person whose page is in Russian (agent/language.py)."""
 
 
 # In the order the tools are built and offered to the model.
@@ -58,12 +60,14 @@ CATALOGUE: tuple[ToolInfo, ...] = (
         "Committing changes",
         confirm="Commit {change_count} change(s) to branch {branch_id}: {message}",
         writes=True,
+        confirm_ru="Записать изменения ({change_count}) в ветку {branch_id}: {message}",
     ),
     ToolInfo(
         DEPLOY_DASHBOARD,
         "Deploying the dashboard",
         confirm="Deploy dashboard {dashboard_id} ({ref}) to {environment}",
         writes=True,
+        confirm_ru="Развернуть дашборд {dashboard_id} ({ref}) в {environment}",
     ),
     ToolInfo(LIST_TABLES, "Listing tables"),
     ToolInfo(GET_TABLE_SCHEMA, "Reading the table schema"),
@@ -73,6 +77,7 @@ CATALOGUE: tuple[ToolInfo, ...] = (
         "Applying the migration",
         confirm="Apply migration {migration_id} to datasource {datasource}",
         writes=True,
+        confirm_ru="Применить миграцию {migration_id} к источнику данных {datasource}",
     ),
     ToolInfo(LIST_FILES, "Listing files"),
     ToolInfo(READ_FILE, "Reading a file"),
@@ -98,11 +103,15 @@ def title(name: str) -> str:
     return info.title if info else name
 
 
-def describe_call(name: str, args: Mapping[str, Any]) -> str:
-    """The confirmation card's line for a call of a CONFIRM_TOOLS tool; missing args show as '?'."""
+def describe_call(name: str, args: Mapping[str, Any], lang: str = "en") -> str:
+    """The confirmation card's line for a call of a CONFIRM_TOOLS tool in `lang` ("en" or
+    "ru"); missing args show as '?'."""
+    info = TOOLS.get(name)
     template = CONFIRM_TOOLS.get(name)
+    if lang == "ru" and info is not None and info.confirm_ru:
+        template = info.confirm_ru
     if template is None:
-        return f"Run {name}"
+        return f"Выполнить {name}" if lang == "ru" else f"Run {name}"
     values: dict[str, Any] = {"change_count": len(args.get("changes") or [])}
     values.update(args)
     return template.format_map(_Lenient(values))

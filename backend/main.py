@@ -24,9 +24,11 @@ from backend.datasources.engines import dispose_all as dispose_datasource_engine
 from backend.datasources.router import router as datasources_router
 from backend.debug.router import router as debug_router
 from backend.errors import ServiceUnavailable, install_handlers, install_openapi
+from backend.feedback.router import router as feedback_router
 from backend.knowledge.router import router as knowledge_router
 from backend.oplogs.router import router as oplogs_router
 from backend.retention.sweep import run_periodically as run_retention
+from backend.sharing.router import router as sharing_router
 from backend.storage.router import router as storage_router
 from backend.usage.router import router as usage_router
 from backend.workflows import loader as workflow_loader
@@ -47,6 +49,8 @@ ROUTERS = (
     workflows_router,
     debug_router,
     usage_router,
+    feedback_router,
+    sharing_router,
 )
 
 

@@ -8,8 +8,10 @@ from backend.dashboards import models as dashboard_models
 from backend.datasources import models as datasource_models
 from backend.db import Base
 from backend.debug import models as debug_models
+from backend.feedback import models as feedback_models
 from backend.knowledge import models as knowledge_models
 from backend.oplogs import models as oplog_models
+from backend.sharing import models as sharing_models
 from backend.storage import models as storage_models
 from backend.usage import models as usage_models
 from backend.workflows import models as workflow_models
@@ -23,8 +25,10 @@ __all__ = [
     "dashboard_models",
     "datasource_models",
     "debug_models",
+    "feedback_models",
     "knowledge_models",
     "oplog_models",
+    "sharing_models",
     "storage_models",
     "usage_models",
     "workflow_models",

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from backend.feedback.schemas import FeedbackState
 from backend.usage.schemas import LeaseUsage, UsageTokens
 
 MAX_METADATA_BYTES = 1_000_000
@@ -74,6 +75,9 @@ class MessageRead(BaseModel):
     content: str
     metadata: dict[str, Any]
     created_at: datetime
+    feedback: FeedbackState | None = Field(
+        default=None, description="History only: the owner's rating of an assistant answer"
+    )
 
 
 class HistoryPage(BaseModel):

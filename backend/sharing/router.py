@@ -63,14 +63,11 @@ async def shared(
 
 @router.get(
     PREFIX + "/{conversation_id}/export",
-    response_class=Response,
+    response_model=ConversationExport,
     responses={
         **responses(401, 404, 422),
         200: {
-            "content": {
-                "application/json": {"schema": {"$ref": "#/components/schemas/ConversationExport"}},
-                "text/markdown": {"schema": {"type": "string"}},
-            },
+            "content": {"text/markdown": {"schema": {"type": "string"}}},
             "description": "The transcript (md) or the conversation's rows (json)",
         },
     },

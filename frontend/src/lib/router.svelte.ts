@@ -1,4 +1,5 @@
-// A small history-API router: /login, / (dashboards), /dashboards/:id, /chat, /usage.
+// A small history-API router: /login, / (dashboards), /dashboards/:id, /chat, /usage,
+// /shared/:id (a shared conversation), /feedback (admins).
 
 export type Route =
   | { name: "login" }
@@ -6,6 +7,8 @@ export type Route =
   | { name: "dashboard"; id: number }
   | { name: "chat" }
   | { name: "usage" }
+  | { name: "shared"; id: string }
+  | { name: "feedback" }
   | { name: "missing" };
 
 export function parse(pathname: string): Route {
@@ -13,6 +16,9 @@ export function parse(pathname: string): Route {
   if (pathname === "/" || pathname === "/dashboards") return { name: "dashboards" };
   if (pathname === "/chat") return { name: "chat" };
   if (pathname === "/usage") return { name: "usage" };
+  if (pathname === "/feedback") return { name: "feedback" };
+  const shared = /^\/shared\/([A-Za-z0-9_-]{1,64})$/.exec(pathname);
+  if (shared) return { name: "shared", id: shared[1] };
   const match = /^\/dashboards\/(\d+)$/.exec(pathname);
   if (match) return { name: "dashboard", id: Number(match[1]) };
   return { name: "missing" };

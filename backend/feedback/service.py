@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from sqlalchemy import Select, delete, func, select
+from sqlalchemy import ColumnElement, delete, func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -104,16 +104,18 @@ def _day_start(day: date) -> datetime:
     return datetime.combine(day, time.min, tzinfo=UTC)
 
 
-def _filtered(
-    query: Select[Any], rating: Rating | None, start: date | None, end: date | None
-) -> Select[Any]:
+def _conditions(
+    rating: Rating | None, start: date | None, end: date | None
+) -> list[ColumnElement[bool]]:
+    """The admin list's filters: the rating, and the UTC days the rating was given on."""
+    found: list[ColumnElement[bool]] = []
     if rating is not None:
-        query = query.where(Feedback.rating == rating)
+        found.append(Feedback.rating == rating)
     if start is not None:
-        query = query.where(Feedback.created_at >= _day_start(start))
+        found.append(Feedback.created_at >= _day_start(start))
     if end is not None:
-        query = query.where(Feedback.created_at < _day_start(end + timedelta(days=1)))
-    return query
+        found.append(Feedback.created_at < _day_start(end + timedelta(days=1)))
+    return found
 
 
 async def _turn(session: AsyncSession, message: Message) -> turns.Turn:
@@ -138,18 +140,19 @@ async def admin_list(
     """Every rating (admin), newest first: the answer, its question and tools, who rated it."""
     if start is not None and end is not None and start > end:
         raise Unprocessable("from must not be after to")
-    base = select(Feedback, Message, User.username).join(Message, Message.id == Feedback.message_id)
-    base = _filtered(base.join(User, User.id == Feedback.user_id), rating, start, end)
-    total = await session.scalar(
-        _filtered(select(func.count()).select_from(Feedback), rating, start, end)
-    )
+    where = _conditions(rating, start, end)
+    total = await session.scalar(select(func.count()).select_from(Feedback).where(*where))
     rows = await session.execute(
-        base.order_by(Feedback.created_at.desc(), Feedback.message_id.desc())
+        select(Feedback, Message, User.username)
+        .join(Message, Message.id == Feedback.message_id)
+        .join(User, User.id == Feedback.user_id)
+        .where(*where)
+        .order_by(Feedback.created_at.desc(), Feedback.message_id.desc())
         .limit(limit)
         .offset(offset)
     )
     items = []
-    for feedback, message, username in rows.all():
+    for feedback, message, username in rows.tuples().all():
         turn = await _turn(session, message)
         items.append(
             {

@@ -18,6 +18,7 @@ from backend.conversations.schemas import (
     ConversationPage,
     ConversationRead,
     ConversationUpdate,
+    HistoryItem,
     HistoryPage,
     LeaseRead,
     LeaseRequest,
@@ -54,8 +55,14 @@ async def _checkpoints(request: Request) -> Checkpoints:
 CheckpointsDep = Annotated[Checkpoints, Depends(_checkpoints)]
 
 
-def _message(m: Message, feedback: FeedbackState | None = None) -> MessageRead:
+def _message(m: Message) -> MessageRead:
     return MessageRead(
+        id=m.id, role=m.role, content=m.content, metadata=m.meta, created_at=m.created_at
+    )
+
+
+def _history_item(m: Message, feedback: FeedbackState | None) -> HistoryItem:
+    return HistoryItem(
         id=m.id,
         role=m.role,
         content=m.content,
@@ -164,7 +171,7 @@ async def history(
     )
     answers = [m.id for m in rows if m.role == "assistant"]
     rated = await feedback_service.of_messages(session=session, message_ids=answers)
-    items = [_message(m, feedback=feedback_service.feedback_state(rated.get(m.id))) for m in rows]
+    items = [_history_item(m, feedback_service.feedback_state(rated.get(m.id))) for m in rows]
     return HistoryPage(items=items, has_more=has_more)
 
 

@@ -75,13 +75,16 @@ class MessageRead(BaseModel):
     content: str
     metadata: dict[str, Any]
     created_at: datetime
+
+
+class HistoryItem(MessageRead):
     feedback: FeedbackState | None = Field(
-        default=None, description="History only: the owner's rating of an assistant answer"
+        default=None, description="The owner's rating of an assistant answer (null if none)"
     )
 
 
 class HistoryPage(BaseModel):
-    items: list[MessageRead]
+    items: list[HistoryItem]
     has_more: bool = Field(description="True when older messages exist: pass before=items[0].id")
 
 

@@ -2476,6 +2476,26 @@ export interface components {
             /** Version Id */
             version_id: number | null;
         };
+        /** HistoryItem */
+        HistoryItem: {
+            /** Content */
+            content: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** @description The owner's rating of an assistant answer (null if none) */
+            feedback?: components["schemas"]["FeedbackState"] | null;
+            /** Id */
+            id: number;
+            /** Metadata */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** Role */
+            role: string;
+        };
         /** HistoryPage */
         HistoryPage: {
             /**
@@ -2484,7 +2504,7 @@ export interface components {
              */
             has_more: boolean;
             /** Items */
-            items: components["schemas"]["MessageRead"][];
+            items: components["schemas"]["HistoryItem"][];
         };
         /**
          * Lang
@@ -2664,8 +2684,6 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
-            /** @description History only: the owner's rating of an assistant answer */
-            feedback?: components["schemas"]["FeedbackState"] | null;
             /** Id */
             id: number;
             /** Metadata */

@@ -218,3 +218,25 @@ def test_raw_http_edited_confirm_runs_the_edited_call_and_refuses_unknown_argume
 
     assert kinds(ran[-1]) == ["tool_end", "text"] and ran[-1][0]["metadata"]["input"] == PRODUCTION
     assert deployments(sql) == before + 1 and last_deployment(sql) == (42, "main", "production")
+
+
+def test_a_workflow_steps_confirmation_takes_an_edit_the_same_way(
+    chat, tokens, conversation, sql, api
+):
+    cid = conversation()
+    token = tokens["admin"]
+    paused = chat.send(token, cid, "Deploy dashboard 42 to staging", options={"mode": "yaml"})
+    card = of_type(paused[-1], "confirm_required")[0]["metadata"]
+    assert card["schema"]["properties"]["environment"]["enum"] == ["staging", "production"]
+    before = deployments(sql)
+
+    refused = edit(chat, token, cid, card["call_id"], {**PRODUCTION, "force": True})
+    assert error_code(refused) == "INVALID_INPUT" and deployments(sql) == before
+
+    ran = edit(chat, token, cid, card["call_id"], PRODUCTION)
+
+    step = of_type(ran[-1], "workflow_step")[0]["metadata"]
+    assert step["status"] == "completed" and step["input"] == PRODUCTION
+    assert deployments(sql) == before + 1 and last_deployment(sql) == (42, "main", "production")
+    (decision,) = decision_rows(api, token, cid)
+    assert decision["metadata"]["model_args"] == DEPLOY and decision["metadata"]["edited"]

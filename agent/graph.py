@@ -31,6 +31,7 @@ from agent.config import Settings
 from agent.context import Context
 from agent.demo.model import DEMO_NOTE, DemoChatModel
 from agent.external.middleware import ConfirmRules, ExternalTools
+from agent.hitl import DECISION_TYPES, EDIT_NOTICE
 from agent.middleware import (
     ArgumentsFirst,
     LlmRetry,
@@ -101,7 +102,8 @@ def model_note(settings: Settings) -> str | None:
 
 
 def _describe(tool_call: ToolCall, state: Any, runtime: Runtime[Any]) -> str:
-    return describe_call(tool_call["name"], tool_call["args"])
+    lang = getattr(runtime.context, "lang", "en")
+    return describe_call(tool_call["name"], tool_call["args"], lang)
 
 
 def middleware(
@@ -115,12 +117,13 @@ def middleware(
     resume, so nothing before it may have side effects), then `guards` (they see only calls a
     person approved, e.g. the evaluation's dry run), then tool errors, limits, input, retry,
     and the tools' schemas converted once (innermost: what the model is bound with)."""
+    # `edit`: a person's confirmation with edited arguments (agent/hitl.py checks them first).
     confirm: dict[str, bool | InterruptOnConfig] = {
-        name: InterruptOnConfig(allowed_decisions=["approve", "reject"], description=_describe)
+        name: InterruptOnConfig(allowed_decisions=list(DECISION_TYPES), description=_describe)
         for name in CONFIRM_TOOLS
     }
     hitl: HumanInTheLoopMiddleware[Any, Context, Any] = HumanInTheLoopMiddleware(
-        interrupt_on=confirm, interrupt_mode="per_call"
+        interrupt_on=confirm, interrupt_mode="per_call", edit_notice=EDIT_NOTICE
     )
     if external is not None:  # external tools in `confirm_tools` pause for the same card
         hitl.interrupt_on = ConfirmRules(hitl.interrupt_on, external.servers, _describe)

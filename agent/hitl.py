@@ -3,7 +3,9 @@ and closing tool calls that will never get a result (rejected, cancelled).
 
 A decision is checked against the thread's checkpoint before anything resumes, so a bad or
 stale one never reaches the graph: no checkpoint -> CHECKPOINT_EXPIRED, no pending confirmation
--> NO_PENDING_CONFIRMATION.
+-> NO_PENDING_CONFIRMATION, edited arguments the tool's schema refuses -> INVALID_INPUT (the
+call stays pending). A confirmation with edited arguments is the library's `edit` decision
+(HumanInTheLoopMiddleware, per-call mode): the same tool, the person's arguments.
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.tools import BaseTool
 from langgraph.types import Command, Interrupt, StateSnapshot
+from pydantic import BaseModel, ValidationError
 
 from agent.errors import AgentError, Code
+from agent.tools.names import describe_call
 
 Action = Literal["confirm", "reject"]
 ALLOWED: list[Action] = ["confirm", "reject"]
@@ -23,6 +28,16 @@ DECISIONS: dict[str, dict[str, str]] = {
     "confirm": {"type": "approve"},
     "reject": {"type": "reject"},
 }
+# The library's decisions a confirmation tool takes: `edit` is a confirm with `options.args`.
+DECISION_TYPES: tuple[Literal["approve", "edit", "reject"], ...] = ("approve", "edit", "reject")
+# What the model is told, before the result, of a call a person edited (the library adds the
+# call that ran and "Tool response:"); `result_text` takes it off again for the card.
+EDIT_NOTICE = (
+    "Note: the person edited this call's arguments before confirming it. The call recorded in "
+    "your message is the one you proposed, not the one that ran. This was intentional and "
+    "authorized; do not re-issue your original call."
+)
+_RESPONSE_MARK = "\n\nTool response:\n"
 
 
 class ConfirmationError(AgentError):
@@ -41,6 +56,8 @@ class Pending:
     call_id: str
     args: dict[str, Any]
     description: str
+    schema: dict[str, Any] | None = None
+    """The JSON schema of the tool's arguments, for the card's Edit form (None: not editable)."""
 
     @classmethod
     def from_interrupt(cls, item: Interrupt) -> Pending | None:
@@ -79,6 +96,54 @@ class Pending:
         }
 
 
+def argument_schema(tool: BaseTool | None) -> dict[str, Any] | None:
+    """The JSON schema of `tool`'s arguments as the model sees them; None if it has none."""
+    model = _argument_model(tool)
+    return model.model_json_schema() if model is not None else None
+
+
+def _argument_model(tool: BaseTool | None) -> type[BaseModel] | None:
+    schema = tool.tool_call_schema if tool is not None else None
+    return schema if isinstance(schema, type) and issubclass(schema, BaseModel) else None
+
+
+def checked_edit(pending: Pending, args: dict[str, Any], tool: BaseTool | None) -> dict[str, Any]:
+    """`args` if they are a valid call of the pending tool, else INVALID_INPUT (an argument the
+    schema does not name included). Nothing of the values is echoed back."""
+    model = _argument_model(tool)
+    if model is None or tool is None or tool.name != pending.tool:
+        raise ConfirmationError(Code.INVALID_INPUT, "This call's arguments cannot be edited.")
+    known = {name for name, field in model.model_fields.items()} | {
+        field.alias for field in model.model_fields.values() if field.alias
+    }
+    unknown = sorted(set(args) - known)
+    if unknown:
+        raise ConfirmationError(
+            Code.INVALID_INPUT,
+            f"options.args: {pending.tool} has no argument {', '.join(unknown)[:200]}; "
+            "nothing was run.",
+        )
+    try:
+        model.model_validate(args)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'args'}: {e['msg']}"
+            for e in exc.errors(include_input=False)[:3]
+        )
+        raise ConfirmationError(
+            Code.INVALID_INPUT, f"options.args: {problems}; nothing was run."
+        ) from exc
+    return args
+
+
+def result_text(content: Any) -> Any:
+    """A tool result's content without the note an edited call's result starts with."""
+    if not isinstance(content, str) or not content.startswith(EDIT_NOTICE):
+        return content
+    _, mark, rest = content.partition(_RESPONSE_MARK)
+    return rest if mark else ""
+
+
 def pending_of(snapshot: StateSnapshot) -> list[Pending]:
     """The confirmations the thread waits for, oldest first."""
     found = (Pending.from_interrupt(i) for i in snapshot.interrupts)
@@ -90,12 +155,18 @@ def has_checkpoint(snapshot: StateSnapshot) -> bool:
 
 
 def resolve(
-    snapshot: StateSnapshot, action: str, call_id: str | None = None
+    snapshot: StateSnapshot,
+    action: str,
+    call_id: str | None = None,
+    *,
+    args: dict[str, Any] | None = None,
+    tool: BaseTool | None = None,
 ) -> tuple[Pending, Command[Any]]:
     """The pending call a decision answers and the Command that resumes it; raises if none.
 
     A confirmation names the call it approves (`call_id`, the id on the card the person saw):
     without it, or with the id of any other call, nothing runs. A rejection may omit it.
+    A confirmation with `args` runs the same tool (`tool`) with them, once they pass its schema.
     """
     if action not in DECISIONS:
         raise ConfirmationError(Code.INVALID_INPUT, "action must be '', 'confirm' or 'reject'")
@@ -120,21 +191,38 @@ def resolve(
             "That confirmation card is out of date: the call it shows is no longer pending; "
             "nothing was run.",
         )
+    if action == "confirm" and args is not None:
+        edited = checked_edit(first, args, tool)
+        decision: dict[str, Any] = {
+            "type": "edit",
+            "edited_action": {"name": first.tool, "args": edited},
+        }
+        return first, Command(resume={first.interrupt_id: decision})
     return first, Command(resume={first.interrupt_id: dict(DECISIONS[action])})
 
 
-def decision_record(pending: Pending, action: str, *, reason: str | None = None) -> dict[str, Any]:
-    """The history entry (metadata type `decision`) that audits a person's decision."""
+def decision_record(
+    pending: Pending,
+    action: str,
+    *,
+    reason: str | None = None,
+    edited: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The history entry (metadata type `decision`) that audits a person's decision: `args` are
+    those that ran; with an edit, `model_args` are the model's and `edited` is true."""
     verb = "Confirmed" if action == "confirm" else "Rejected"
+    edit = {"edited": True, "model_args": pending.args} if edited is not None else {}
+    what = pending.description if edited is None else describe_call(pending.tool, edited)
     return {
         "role": "user",
-        "content": f"{verb}: {pending.description}",
+        "content": f"{verb}: {what}" if edited is None else f"{verb} with edits: {what}",
         "metadata": {
             "type": "decision",
             "decision": action,
             "tool": pending.tool,
             "call_id": pending.call_id,
-            "args": pending.args,
+            "args": pending.args if edited is None else edited,
+            **edit,
             **({"reason": reason} if reason else {}),
         },
     }

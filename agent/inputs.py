@@ -50,6 +50,8 @@ class Options(BaseModel):
     mode: Mode | None = None
     workflow: str | None = Field(default=None, min_length=1, max_length=100)
     resources: Resources = Field(default_factory=Resources)
+    args: dict[str, Any] | None = None
+    """With `confirm`: the arguments the person edited on the card (agent/hitl.py checks them)."""
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,8 @@ def parse(
     elif not action and not text.strip() and not files:
         raise InputError("The message is empty")
     parsed = _options(options)
+    if parsed.args is not None and action != "confirm":
+        raise InputError("options.args goes only with action 'confirm'")
     text, truncated = truncate(text, max_chars)
     return Submit(
         text=text,

@@ -20,7 +20,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
-from agent import inputs
+from agent import inputs, language
 from agent.access_tokens import token_checker
 from agent.auth import bearer_token, verify_caller
 from agent.backend_client import BackendClient
@@ -176,6 +176,7 @@ class Runner:
             roles=user.roles,
             conversation_id=submit.conversation_id,
             focus=submit.focus,
+            lang=language.from_headers(headers),
         )
         info = RunInfo(
             run_id=uuid.uuid4().hex,

@@ -24,10 +24,12 @@ from backend.datasources.engines import dispose_all as dispose_datasource_engine
 from backend.datasources.router import router as datasources_router
 from backend.debug.router import router as debug_router
 from backend.errors import ServiceUnavailable, install_handlers, install_openapi
+from backend.feedback.router import router as feedback_router
 from backend.knowledge.router import router as knowledge_router
 from backend.mcp_tools.router import router as tool_calls_router
 from backend.oplogs.router import router as oplogs_router
 from backend.retention.sweep import run_periodically as run_retention
+from backend.sharing.router import router as sharing_router
 from backend.storage.router import router as storage_router
 from backend.superset import client as superset_client
 from backend.superset import sync as superset_sync
@@ -55,6 +57,8 @@ ROUTERS = (
     usage_router,
     superset_router,
     tool_calls_router,
+    feedback_router,
+    sharing_router,
 )
 
 

@@ -9,9 +9,11 @@ from backend.dashboards import models as dashboard_models
 from backend.datasources import models as datasource_models
 from backend.db import Base
 from backend.debug import models as debug_models
+from backend.feedback import models as feedback_models
 from backend.knowledge import models as knowledge_models
 from backend.mcp_tools import models as mcp_models
 from backend.oplogs import models as oplog_models
+from backend.sharing import models as sharing_models
 from backend.storage import models as storage_models
 from backend.superset import models as superset_models
 from backend.usage import models as usage_models
@@ -27,9 +29,11 @@ __all__ = [
     "dashboard_models",
     "datasource_models",
     "debug_models",
+    "feedback_models",
     "knowledge_models",
     "mcp_models",
     "oplog_models",
+    "sharing_models",
     "storage_models",
     "superset_models",
     "usage_models",

@@ -31,6 +31,7 @@ from agent.demo import answers, charts, diagnosis, workflow
 from agent.demo.plan import steps
 from agent.demo.request import Request, is_russian, remember, text_of
 from agent.demo.routes import Ask, Call, route
+from agent.hitl import result_text
 from agent.prompts import WORKFLOW_STEP_ID_PREFIX
 
 CHUNK = re.compile(r"\S+\s*|\s+")
@@ -145,7 +146,9 @@ class DemoChatModel(BaseChatModel):
         ("... as a chart") is answered with its rows drawn."""
         results = [m for m in turn if isinstance(m, ToolMessage)]
         lines = [
-            answers.summary(m.name or "tool", text_of(m), failed=m.status == "error", lang=lang)
+            answers.summary(
+                m.name or "tool", result_text(text_of(m)), failed=m.status == "error", lang=lang
+            )
             for m in results
         ]
         drawn = charts.for_results(results, text, lang)  # "... as a chart": the rows, drawn

@@ -6,6 +6,7 @@ asks for is shown last. A stopped run's open calls are closed and its partial an
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from typing import Any
 
@@ -56,8 +57,9 @@ async def answer(run: Run, graph_input: Command[Any] | dict[str, Any]) -> None:
     except AgentError as exc:  # UsageLimit between two model calls: keep what was said
         await close_open_calls(run)
         run.turn.fail(exc)
-    if pending:
-        run.turn.confirm(pending[0])
+    if pending:  # its card's Edit form is built from the tool's argument schema
+        schema = hitl.argument_schema(run.tools.get(pending[0].tool))
+        run.turn.confirm(dataclasses.replace(pending[0], schema=schema))
 
 
 async def close_open_calls(run: Run) -> None:

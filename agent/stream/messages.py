@@ -55,6 +55,7 @@ class ConfirmRequired(TypedDict):
     args: dict[str, Any]
     description: str
     allowed: list[str]
+    schema: NotRequired[dict[str, Any]]  # the tool's argument schema: the card's Edit form
 
 
 class Error(TypedDict):
@@ -153,9 +154,15 @@ def tool_error(start: ToolStart, error: ErrorBody, duration_ms: int) -> ToolErro
 
 
 def confirm_required(
-    thread_id: str, tool: str, call_id: str, args: dict[str, Any], description: str
+    thread_id: str,
+    tool: str,
+    call_id: str,
+    args: dict[str, Any],
+    description: str,
+    *,
+    schema: dict[str, Any] | None = None,
 ) -> ConfirmRequired:
-    return {
+    shown: ConfirmRequired = {
         "type": "confirm_required",
         "thread_id": thread_id,
         "tool": tool,
@@ -164,6 +171,9 @@ def confirm_required(
         "description": description,
         "allowed": list(CONFIRM_ALLOWED),
     }
+    if schema is not None:  # the Edit form is built from it (CONTRACT.md, edited arguments)
+        shown["schema"] = schema
+    return shown
 
 
 def error(code: str, message: str, details: dict[str, Any] | None = None) -> Error:

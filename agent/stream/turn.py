@@ -18,7 +18,7 @@ from typing import Any, cast
 from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 
 from agent.errors import AgentError, BackendError, Code
-from agent.hitl import Pending
+from agent.hitl import Pending, result_text
 from agent.stream import messages
 from agent.tools.names import CONFIRM_TOOLS, title
 
@@ -114,6 +114,9 @@ class Turn:
         index = self._cards[call_id]
         start = cast(messages.ToolStart, self.entries[index].metadata)
         elapsed = _elapsed_ms(self._started.get(call_id))
+        shown = result_text(message.content)  # an edited call's result, without the model's note
+        if shown is not message.content:
+            message = message.model_copy(update={"content": shown})
         done: messages.ToolEnd | messages.ToolError
         if message.status == "error":
             done = messages.tool_error(start, _error_of(message), elapsed)
@@ -130,7 +133,12 @@ class Turn:
 
     def confirm(self, pending: Pending) -> None:
         metadata = messages.confirm_required(
-            self.thread_id, pending.tool, pending.call_id, pending.args, pending.description
+            self.thread_id,
+            pending.tool,
+            pending.call_id,
+            pending.args,
+            pending.description,
+            schema=pending.schema,
         )
         self._add(pending.description, dict(metadata))
 

@@ -48,6 +48,8 @@ class ToolInfo:
     role: str = "viewer"
     """The lowest role that may run it (CONTRACT.md, "Tools"); the backend decides each call,
     this says which tools a caller is offered where a list is shown (the MCP server)."""
+    confirm_ru: str | None = None
+    """`confirm` in Russian, for a person whose page is in Russian (agent/language.py)."""
 
 
 # In the order the tools are built and offered to the model.
@@ -62,6 +64,7 @@ CATALOGUE: tuple[ToolInfo, ...] = (
         confirm="Commit {change_count} change(s) to branch {branch_id}: {message}",
         writes=True,
         role="editor",
+        confirm_ru="Записать изменения ({change_count}) в ветку {branch_id}: {message}",
     ),
     ToolInfo(
         DEPLOY_DASHBOARD,
@@ -69,6 +72,7 @@ CATALOGUE: tuple[ToolInfo, ...] = (
         confirm="Deploy dashboard {dashboard_id} ({ref}) to {environment}",
         writes=True,
         role="admin",
+        confirm_ru="Развернуть дашборд {dashboard_id} ({ref}) в {environment}",
     ),
     ToolInfo(LIST_TABLES, "Listing tables"),
     ToolInfo(GET_TABLE_SCHEMA, "Reading the table schema"),
@@ -79,6 +83,7 @@ CATALOGUE: tuple[ToolInfo, ...] = (
         confirm="Apply migration {migration_id} to datasource {datasource}",
         writes=True,
         role="admin",
+        confirm_ru="Применить миграцию {migration_id} к источнику данных {datasource}",
     ),
     ToolInfo(LIST_FILES, "Listing files"),
     ToolInfo(READ_FILE, "Reading a file"),
@@ -112,11 +117,15 @@ def title(name: str) -> str:
     return info.title if info else name
 
 
-def describe_call(name: str, args: Mapping[str, Any]) -> str:
-    """The confirmation card's line for a call of a CONFIRM_TOOLS tool; missing args show as '?'."""
+def describe_call(name: str, args: Mapping[str, Any], lang: str = "en") -> str:
+    """The confirmation card's line for a call of a CONFIRM_TOOLS tool in `lang` ("en" or
+    "ru"); missing args show as '?'."""
+    info = TOOLS.get(name)
     template = CONFIRM_TOOLS.get(name)
+    if lang == "ru" and info is not None and info.confirm_ru:
+        template = info.confirm_ru
     if template is None:
-        return f"Run {name}"
+        return f"Выполнить {name}" if lang == "ru" else f"Run {name}"
     values: dict[str, Any] = {"change_count": len(args.get("changes") or [])}
     values.update(args)
     return template.format_map(_Lenient(values))

@@ -144,7 +144,7 @@ class Execution:
                     tool=step.tool,
                     call_id=f"call_wf_{uuid.uuid4().hex[:20]}",
                     args=args,
-                    description=describe_call(step.tool, args),
+                    description=describe_call(step.tool, args, self.services.context.lang),
                 )
                 await self._record(index, step, "waiting", input=args, started_at=started)
                 return Paused(index, pending)

@@ -19,6 +19,7 @@ from backend.conversations.schemas import (
     ConversationPage,
     ConversationRead,
     ConversationUpdate,
+    HistoryItem,
     HistoryPage,
     LeaseRead,
     LeaseRequest,
@@ -31,6 +32,8 @@ from backend.conversations.schemas import (
 from backend.db import utcnow
 from backend.deps import AgentPrincipal, CurrentPrincipal, Page, SessionDep, SettingsDep
 from backend.errors import NotFound, responses
+from backend.feedback import service as feedback_service
+from backend.feedback.schemas import FeedbackState
 from backend.usage import service as usage_service
 from backend.usage.schemas import LeaseUsage
 
@@ -56,6 +59,17 @@ CheckpointsDep = Annotated[Checkpoints, Depends(_checkpoints)]
 def _message(m: Message) -> MessageRead:
     return MessageRead(
         id=m.id, role=m.role, content=m.content, metadata=m.meta, created_at=m.created_at
+    )
+
+
+def _history_item(m: Message, feedback: FeedbackState | None) -> HistoryItem:
+    return HistoryItem(
+        id=m.id,
+        role=m.role,
+        content=m.content,
+        metadata=m.meta,
+        created_at=m.created_at,
+        feedback=feedback,
     )
 
 
@@ -156,7 +170,10 @@ async def history(
     rows, has_more = await service.history(
         session=session, actor=principal, conversation_id=conversation_id, limit=cap, before=before
     )
-    return HistoryPage(items=[_message(m) for m in rows], has_more=has_more)
+    answers = [m.id for m in rows if m.role == "assistant"]
+    rated = await feedback_service.of_messages(session=session, message_ids=answers)
+    items = [_history_item(m, feedback_service.feedback_state(rated.get(m.id))) for m in rows]
+    return HistoryPage(items=items, has_more=has_more)
 
 
 @router.delete(

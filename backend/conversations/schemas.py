@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from backend.feedback.schemas import FeedbackState
 from backend.usage.schemas import LeaseUsage, UsageTokens
 
 MAX_METADATA_BYTES = 1_000_000
@@ -76,8 +77,14 @@ class MessageRead(BaseModel):
     created_at: datetime
 
 
+class HistoryItem(MessageRead):
+    feedback: FeedbackState | None = Field(
+        default=None, description="The owner's rating of an assistant answer (null if none)"
+    )
+
+
 class HistoryPage(BaseModel):
-    items: list[MessageRead]
+    items: list[HistoryItem]
     has_more: bool = Field(description="True when older messages exist: pass before=items[0].id")
 
 

@@ -242,7 +242,7 @@ async def append_message(
             action="conversation.message_append",
             resource_type="conversation",
             resource_id=str(conversation_id),
-            details={"message_id": message.id, "role": data.role},
+            details={"message_id": message.id, "role": data.role, **_decision(data.metadata)},
         )
         await session.commit()
     except IntegrityError:
@@ -255,6 +255,17 @@ async def append_message(
             raise
         return stored
     return message
+
+
+# A person's decision on a confirmation, as its audit row keeps it: the tool, the call, the
+# arguments that ran and, for an edited call, the model's own.
+DECISION_FIELDS = ("decision", "tool", "call_id", "args", "model_args", "edited", "reason")
+
+
+def _decision(metadata: dict[str, Any]) -> dict[str, Any]:
+    if metadata.get("type") != "decision":
+        return {}
+    return {"decision": {k: metadata[k] for k in DECISION_FIELDS if k in metadata}}
 
 
 async def _message_by_key(

@@ -25,9 +25,15 @@ def _events(text: str) -> list[tuple[str, Any]]:
     return found
 
 
-def call(base_url: str, token: str, data: list[Any], timeout: float = 60) -> list[Messages]:
+def call(
+    base_url: str,
+    token: str,
+    data: list[Any],
+    timeout: float = 60,
+    extra_headers: dict[str, str] | None = None,
+) -> list[Messages]:
     """POST /gradio_api/call/chat, then read its event stream; every streamed value."""
-    headers = {"Authorization": f"Bearer {token}"}
+    headers = {"Authorization": f"Bearer {token}", **(extra_headers or {})}
     with httpx.Client(base_url=base_url + GRADIO, headers=headers, timeout=timeout) as client:
         started = client.post("/gradio_api/call/chat", json={"data": data})
         started.raise_for_status()

@@ -48,8 +48,14 @@ class DynamicRun:
 
 def resume(run: Run, snapshot: Any) -> Command[Any]:
     """The thread's pending call, confirmed or rejected (ConfirmationError if none fits)."""
-    pending, command = hitl.resolve(snapshot, run.submit.action, run.submit.options.call_id)
-    run.append_later(**hitl.decision_record(pending, run.submit.action))
-    if run.submit.action == "confirm":
-        run.turn.tool_start(ToolCall(name=pending.tool, args=pending.args, id=pending.call_id))
+    options = run.submit.options
+    waiting = hitl.pending_of(snapshot)
+    tool = run.tools.get(waiting[0].tool) if waiting and options.args is not None else None
+    pending, command = hitl.resolve(
+        snapshot, run.submit.action, options.call_id, args=options.args, tool=tool
+    )
+    run.append_later(**hitl.decision_record(pending, run.submit.action, edited=options.args))
+    if run.submit.action == "confirm":  # the card shows the arguments that run
+        args = pending.args if options.args is None else options.args
+        run.turn.tool_start(ToolCall(name=pending.tool, args=args, id=pending.call_id))
     return command

@@ -9,6 +9,7 @@ thread, so a following agent turn can refer to it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from datetime import UTC, datetime
 from typing import Any
@@ -136,7 +137,8 @@ class WorkflowRun:
     async def _conclude(self, run: Run, execution: Execution, outcome: ExecutionOutcome) -> None:
         name = execution.definition.name
         if isinstance(outcome, Paused):
-            run.turn.confirm(outcome.pending)
+            schema = hitl.argument_schema(run.tools.get(outcome.pending.tool))
+            run.turn.confirm(dataclasses.replace(outcome.pending, schema=schema))
             await run.finish(self, now=True)  # its execution links the row
             record = {**outcome.pending.record(), "step_index": outcome.step_index}
             await self._records.update(
@@ -217,6 +219,9 @@ class WorkflowRun:
                 "That confirmation card is out of date; nothing was run.",
                 code=Code.NO_PENDING_CONFIRMATION,
             )
+        edited = run.submit.options.args
+        if edited is not None:  # checked before the claim: a refused edit leaves it waiting
+            edited = hitl.checked_edit(pending, edited, run.tools.get(pending.tool))
         execution_id = int(waiting["id"])
         try:  # claim it: of two decisions racing, one resumes, the other is told nothing waits
             await self._records.update(execution_id, "running", expected_status="waiting")
@@ -226,7 +231,9 @@ class WorkflowRun:
                     "Nothing is waiting any more.", code=Code.NO_PENDING_CONFIRMATION
                 ) from exc
             raise
-        run.append_later(**hitl.decision_record(pending, run.submit.action))
+        run.append_later(**hitl.decision_record(pending, run.submit.action, edited=edited))
+        if edited is not None:  # the step runs the person's arguments
+            pending = dataclasses.replace(pending, args=edited)
         request = dict(waiting.get("input") or {})
         self.question = str(request.get("text", ""))
         found = {d.name: d for d in await definitions.fetch(run.client, run.context)}

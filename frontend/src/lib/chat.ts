@@ -4,6 +4,7 @@
 // `attach` follows the live run again, `stop` ends it from any tab; neither counts as the job.
 
 import { Client, handle_file } from "@gradio/client";
+import { i18n } from "./i18n/index.svelte";
 import type { Mode } from "./mode.svelte";
 import { normaliseTurn, type ChatItem, type ConfirmAction } from "./protocol";
 import { withRetries, type RetryOptions } from "./retry";
@@ -17,6 +18,8 @@ export interface TurnOptions {
   mode?: Mode;
   workflow?: string;
   resources?: { files?: string[]; tables?: string[] };
+  /** With `confirm`: the arguments the person edited on the card. */
+  args?: Record<string, unknown>;
 }
 
 export interface TurnInput {
@@ -93,7 +96,8 @@ export class AgentChannel {
     const open = async () => {
       try {
         return await Client.connect(url, {
-          headers: { Authorization: `Bearer ${this.token()}` },
+          // The page's language: the agent writes the confirmation card's line in it.
+          headers: { Authorization: `Bearer ${this.token()}`, "Accept-Language": i18n.locale },
           events: ["data", "status"],
           record_history: false,
         });

@@ -2,6 +2,7 @@
 // the list of this turn's assistant messages; metadata.type says what each message is. The same
 // dicts are persisted in the conversation history, so one renderer serves both.
 
+import type { JsonSchema } from "./argsForm";
 import { TURN_ERROR_CODES, type DiagnosisStopReason, type TurnErrorCode } from "./codes";
 
 // The codes that end a turn: generated from the agent's one enumeration (agent/errors.py `Code`,
@@ -31,6 +32,8 @@ export interface ConfirmMeta {
   args: Record<string, unknown>;
   description: string;
   allowed: ConfirmAction[];
+  /** The JSON schema of the tool's arguments: the card's Edit form (absent: not editable). */
+  schema?: JsonSchema;
 }
 
 export interface ErrorMeta {
@@ -115,6 +118,10 @@ export interface DecisionMeta {
   decision: ConfirmAction;
   tool: string;
   call_id: string;
+  /** The arguments that ran; with an edit, `model_args` are the model's. */
+  args?: Record<string, unknown>;
+  model_args?: Record<string, unknown>;
+  edited?: boolean;
 }
 
 export type Metadata =
@@ -137,6 +144,8 @@ export interface ChatItem {
   resources?: ResourceRef[];
   /** The assistant history row of the turn (metadata.message_id): its debug record's key. */
   messageId?: number;
+  /** The owner's rating of the turn's answer, as the history row carries it. */
+  feedback?: { rating: "up" | "down"; comment: string | null } | null;
 }
 
 const KNOWN_TYPES = new Set([
@@ -190,11 +199,13 @@ export function expandRow(row: {
   role: string;
   content: string;
   metadata: unknown;
+  feedback?: ChatItem["feedback"];
 }): ChatItem[] {
   const meta = isRecord(row.metadata) ? row.metadata : {};
   if (row.role === "assistant" && Array.isArray(meta.parts)) {
     const items = normaliseTurn(meta.parts);
     if (typeof row.id === "number") for (const item of items) item.messageId = row.id;
+    for (const item of items) item.feedback = row.feedback ?? null;
     return items;
   }
   const item = normaliseItem(row, row.role);

@@ -1,4 +1,5 @@
-// A small history-API router: /login, / (dashboards), /dashboards/:id, /chat, /usage, /tokens, /admin/mcp.
+// A small history-API router: /login, / (dashboards), /dashboards/:id, /chat, /usage, /tokens,
+// /admin/mcp, /shared/:id (a shared conversation), /feedback (admins).
 
 export type Route =
   | { name: "login" }
@@ -8,6 +9,8 @@ export type Route =
   | { name: "usage" }
   | { name: "tokens" }
   | { name: "mcp" }
+  | { name: "shared"; id: string }
+  | { name: "feedback" }
   | { name: "missing" };
 
 export function parse(pathname: string): Route {
@@ -17,6 +20,9 @@ export function parse(pathname: string): Route {
   if (pathname === "/usage") return { name: "usage" };
   if (pathname === "/tokens") return { name: "tokens" };
   if (pathname === "/admin/mcp") return { name: "mcp" };
+  if (pathname === "/feedback") return { name: "feedback" };
+  const shared = /^\/shared\/([A-Za-z0-9_-]{1,64})$/.exec(pathname);
+  if (shared) return { name: "shared", id: shared[1] };
   const match = /^\/dashboards\/(\d+)$/.exec(pathname);
   if (match) return { name: "dashboard", id: Number(match[1]) };
   return { name: "missing" };

@@ -188,12 +188,15 @@ export class Thread {
 
   /** Answer the confirmation card of `callId` (FR-009); the id travels with the decision, so
    * an out-of-date card approves nothing. The card stays answerable if it was not sent. */
-  async answer(action: ConfirmAction, callId: string): Promise<boolean> {
+  async answer(action: ConfirmAction, callId: string, args?: Record<string, unknown>): Promise<boolean> {
     const meta = this.pending;
     if (meta) this.decisions = { ...this.decisions, [meta.call_id]: action };
-    const options = { call_id: callId };
+    const options = args ? { call_id: callId, args } : { call_id: callId };
     const sent = await this.#turn({ text: "", files: [], action, focus: "", options }, null);
-    if (!sent && meta) {
+    // An edit the agent refused ran nothing: the card is still waiting.
+    const last = this.items[this.items.length - 1]?.metadata;
+    const refused = args !== undefined && last?.type === "error" && last.code === "INVALID_INPUT";
+    if ((!sent || refused) && meta) {
       const { [meta.call_id]: _, ...rest } = this.decisions;
       this.decisions = rest;
     }

@@ -4,7 +4,7 @@ import { http, unwrap, type Schemas } from "./client";
 
 export type Conversation = Schemas["ConversationRead"];
 export type ConversationHit = Schemas["ConversationListItem"];
-export type HistoryMessage = Schemas["MessageRead"];
+export type HistoryMessage = Schemas["HistoryItem"];
 export type LoginResult = Schemas["LoginResponse"];
 export type DebugRecord = Schemas["DebugRecordRead"];
 export type DebugCall = Schemas["DebugCall"];

@@ -4,6 +4,47 @@
  */
 
 export interface paths {
+    "/api/admin/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Admin List
+         * @description Every rating (admin), newest first: the question, the answer, the tools it called.
+         */
+        get: operations["admin_list_api_admin_feedback_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/feedback/cases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Admin Cases
+         * @description The rated answers as `agent-chat eval --cases` cases (admin), one JSON object a line:
+         *     the question before each answer and the tools that answer called.
+         */
+        get: operations["admin_cases_api_admin_feedback_cases_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/mcp-servers": {
         parameters: {
             query?: never;
@@ -328,6 +369,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/assistant/conversations/{conversation_id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export
+         * @description An own conversation as a Markdown transcript or as JSON (`{title, created_at,
+         *     messages}`), as a download.
+         */
+        get: operations["export_api_assistant_conversations__conversation_id__export_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/assistant/conversations/{conversation_id}/history": {
         parameters: {
             query?: never;
@@ -384,6 +446,56 @@ export interface paths {
          */
         post: operations["restore_api_assistant_conversations__conversation_id__restore_post"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/assistant/conversations/{conversation_id}/share": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Share
+         * @description A read-only snapshot of an own conversation as it is now, for any signed-in user with
+         *     the link; sharing again refreshes it under the same `share_id`.
+         */
+        post: operations["share_api_assistant_conversations__conversation_id__share_post"];
+        /**
+         * Revoke
+         * @description Revoke the conversation's share: its `share_id` is 404 from now on.
+         */
+        delete: operations["revoke_api_assistant_conversations__conversation_id__share_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/assistant/messages/{message_id}/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Put
+         * @description Rate an answer of an own conversation up or down, with an optional note (replaces a
+         *     rating given before); a user row is 422, someone else's 404.
+         */
+        put: operations["put_api_assistant_messages__message_id__feedback_put"];
+        post?: never;
+        /**
+         * Delete
+         * @description Remove the rating of an answer of an own conversation.
+         */
+        delete: operations["delete_api_assistant_messages__message_id__feedback_delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -970,6 +1082,27 @@ export interface paths {
          *     - `limit` is capped at the server maximum page size.
          */
         get: operations["search_logs_api_logs_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/shared/{share_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Shared
+         * @description A shared conversation (any signed-in user): the snapshot, without debug records or file
+         *     contents.
+         */
+        get: operations["shared_api_shared__share_id__get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1900,6 +2033,21 @@ export interface components {
             /** @description The tokens of this conversation's model calls */
             usage: components["schemas"]["UsageTokens"];
         };
+        /**
+         * ConversationExport
+         * @description `format=json`: the conversation's rows as they are stored.
+         */
+        ConversationExport: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Messages */
+            messages: components["schemas"]["ExportedMessage"][];
+            /** Title */
+            title: string;
+        };
         /** ConversationListItem */
         ConversationListItem: {
             /**
@@ -2374,6 +2522,107 @@ export interface components {
              */
             status: "running" | "waiting" | "completed" | "failed" | "cancelled";
         };
+        /** ExportedMessage */
+        ExportedMessage: {
+            /** Content */
+            content: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Id */
+            id: number;
+            /** Metadata */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** Role */
+            role: string;
+        };
+        /** FeedbackItem */
+        FeedbackItem: {
+            /** Answer */
+            answer: string;
+            /** Comment */
+            comment: string | null;
+            /**
+             * Conversation Id
+             * Format: uuid
+             */
+            conversation_id: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Message Id */
+            message_id: number;
+            /**
+             * Question
+             * @description The person's message this answer answered
+             */
+            question: string | null;
+            /**
+             * Rating
+             * @enum {string}
+             */
+            rating: "up" | "down";
+            /**
+             * Tools
+             * @description The tools the answer called, in order, each once
+             */
+            tools: string[];
+            /** Username */
+            username: string;
+        };
+        /** FeedbackPage */
+        FeedbackPage: {
+            /** Items */
+            items: components["schemas"]["FeedbackItem"][];
+            /** Total */
+            total: number;
+        };
+        /** FeedbackRead */
+        FeedbackRead: {
+            /** Comment */
+            comment: string | null;
+            /** Message Id */
+            message_id: number;
+            /**
+             * Rating
+             * @enum {string}
+             */
+            rating: "up" | "down";
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /**
+         * FeedbackState
+         * @description What a history item shows of its rating.
+         */
+        FeedbackState: {
+            /** Comment */
+            comment: string | null;
+            /**
+             * Rating
+             * @enum {string}
+             */
+            rating: "up" | "down";
+        };
+        /** FeedbackWrite */
+        FeedbackWrite: {
+            /** Comment */
+            comment?: string | null;
+            /**
+             * Rating
+             * @enum {string}
+             */
+            rating: "up" | "down";
+        };
         /** FileItem */
         FileItem: {
             /** Key */
@@ -2442,6 +2691,26 @@ export interface components {
             /** Version Id */
             version_id: number | null;
         };
+        /** HistoryItem */
+        HistoryItem: {
+            /** Content */
+            content: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** @description The owner's rating of an assistant answer (null if none) */
+            feedback?: components["schemas"]["FeedbackState"] | null;
+            /** Id */
+            id: number;
+            /** Metadata */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** Role */
+            role: string;
+        };
         /** HistoryPage */
         HistoryPage: {
             /**
@@ -2450,7 +2719,7 @@ export interface components {
              */
             has_more: boolean;
             /** Items */
-            items: components["schemas"]["MessageRead"][];
+            items: components["schemas"]["HistoryItem"][];
         };
         /**
          * Lang
@@ -2964,6 +3233,49 @@ export interface components {
             /** Client Secret */
             client_secret: string;
         };
+        /** SharedConversation */
+        SharedConversation: {
+            /** Messages */
+            messages: components["schemas"]["SharedMessage"][];
+            /**
+             * Owner
+             * @description The user name of the person who shared it
+             */
+            owner: string;
+            /**
+             * Shared At
+             * Format: date-time
+             */
+            shared_at: string;
+            /** Title */
+            title: string;
+        };
+        /** SharedMessage */
+        SharedMessage: {
+            /** Content */
+            content: string;
+            /** Metadata */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** Role */
+            role: string;
+        };
+        /** ShareRead */
+        ShareRead: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Share Id */
+            share_id: string;
+            /**
+             * Url
+             * @description The shared page's path on this site
+             */
+            url: string;
+        };
         /** StepError */
         StepError: {
             /** Code */
@@ -3363,6 +3675,114 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    admin_list_api_admin_feedback_get: {
+        parameters: {
+            query?: {
+                /** @description First UTC day */
+                from?: string | null;
+                limit?: number;
+                offset?: number;
+                rating?: ("up" | "down") | null;
+                /** @description Last UTC day (included) */
+                to?: string | null;
+            };
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedbackPage"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    admin_cases_api_admin_feedback_cases_get: {
+        parameters: {
+            query?: {
+                rating?: "up" | "down";
+            };
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One eval case a line: {"query", "expected_tools", "lang"} */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     list_servers_api_admin_mcp_servers_get: {
         parameters: {
             query?: never;
@@ -4665,6 +5085,60 @@ export interface operations {
             };
         };
     };
+    export_api_assistant_conversations__conversation_id__export_get: {
+        parameters: {
+            query?: {
+                format?: "md" | "json";
+            };
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The transcript (md) or the conversation's rows (json) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationExport"];
+                    "text/markdown": string;
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     history_api_assistant_conversations__conversation_id__history_get: {
         parameters: {
             query?: {
@@ -4814,6 +5288,212 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ConversationRead"];
                 };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    share_api_assistant_conversations__conversation_id__share_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareRead"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    revoke_api_assistant_conversations__conversation_id__share_delete: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    put_api_assistant_messages__message_id__feedback_put: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path: {
+                /** @description An assistant history row */
+                message_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FeedbackWrite"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedbackRead"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    delete_api_assistant_messages__message_id__feedback_delete: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path: {
+                /** @description An assistant history row */
+                message_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description UNAUTHORIZED */
             401: {
@@ -6764,6 +7444,57 @@ export interface operations {
             };
             /** @description FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    shared_api_shared__share_id__get: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path: {
+                share_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharedConversation"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -35,6 +35,7 @@ class Code(StrEnum):
     TOKEN_EXPIRED = "TOKEN_EXPIRED"
     INVALID_CREDENTIALS = "INVALID_CREDENTIALS"
     USERNAME_TAKEN = "USERNAME_TAKEN"
+    NAME_TAKEN = "NAME_TAKEN"  # an external MCP server of that name exists
     # conversations, their runs and their ends
     CONVERSATION_ARCHIVED = "CONVERSATION_ARCHIVED"
     CONVERSATION_BUSY = "CONVERSATION_BUSY"

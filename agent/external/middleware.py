@@ -22,6 +22,7 @@ from langgraph.types import Command
 
 from agent.backend_client import UNANSWERED, BackendClient, BackendError
 from agent.context import Context
+from agent.errors import Code
 from agent.external.calls import as_tool
 from agent.external.servers import ExternalServers
 from agent.tools.names import reaches
@@ -78,7 +79,7 @@ class ExternalTools(AgentMiddleware[Any, Context, Any]):
             try:
                 code = json.loads(str(result.content))["error"]["code"]
             except (ValueError, KeyError, TypeError):
-                code = "TOOL_ERROR"
+                code = Code.TOOL_ERROR
         record = {
             "tool": request.tool_call["name"][:100],
             "call_id": str(request.tool_call.get("id") or "")[:64] or "unknown",

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.audit import service as audit
 from backend.auth.models import User
+from backend.codes import Code
 from backend.conversations.models import Conversation, Message
 from backend.db import utcnow
 from backend.errors import NotFound, Unprocessable
@@ -38,7 +39,7 @@ async def _own_answer(session: AsyncSession, actor: Principal, message_id: int) 
     if message is None:
         raise NotFound("Message not found")
     if message.role != "assistant":
-        raise Unprocessable("Only an assistant answer can be rated", code="NOT_ASSISTANT")
+        raise Unprocessable("Only an assistant answer can be rated", code=Code.NOT_ASSISTANT)
     return message
 
 

@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.audit import service as audit
+from backend.codes import Code
 from backend.config import Settings
 from backend.db import utcnow
 from backend.errors import Conflict, NotFound
@@ -50,7 +51,7 @@ async def create(
         await session.flush()
     except IntegrityError as exc:
         await session.rollback()
-        raise Conflict(f"An MCP server named {data.name!r} exists", code="NAME_TAKEN") from exc
+        raise Conflict(f"An MCP server named {data.name!r} exists", code=Code.NAME_TAKEN) from exc
     _audit(session, actor, "mcp_server.create", server)
     await session.commit()
     await _refresh(session, settings, [server])

@@ -10,7 +10,7 @@ twice stores one row). A database that stays away longer ends the turn with `Sto
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
@@ -22,6 +22,7 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    DeltaChannelHistory,
 )
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg.rows import DictRow, dict_row
@@ -98,6 +99,17 @@ class DurableSaver(AsyncPostgresSaver):
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         return await _retry(lambda: super(DurableSaver, self).aget_tuple(config), self.conn)
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """The writes a DeltaChannel replays (agent/state.py): a read like `aget_tuple`."""
+        return await _retry(
+            lambda: super(DurableSaver, self).aget_delta_channel_history(
+                config=config, channels=channels
+            ),
+            self.conn,
+        )
 
     async def aput(
         self,

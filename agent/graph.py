@@ -10,7 +10,7 @@ from typing import Any
 
 import langsmith
 import openai
-from langchain.agents import create_agent
+from langchain.agents import AgentState, create_agent
 from langchain.agents.middleware import (
     AgentMiddleware,
     HumanInTheLoopMiddleware,
@@ -48,6 +48,7 @@ from agent.middleware import (
 )
 from agent.prompts import SYSTEM_PROMPT
 from agent.runs import admission
+from agent.state import delta_state
 from agent.tools.names import CONFIRM_TOOLS, describe_call
 
 Agent = CompiledStateGraph[Any, Context, Any, Any]
@@ -229,8 +230,10 @@ def build_agent(
     tools: Sequence[BaseTool],
     checkpointer: BaseCheckpointSaver[Any] | None,
     guards: Sequence[AgentMiddleware[Any, Context, Any]] = (),
+    state: type[AgentState[Any]] | None = None,
 ) -> Agent:
-    """The compiled agent graph; thread_id = conversation id, Context per run."""
+    """The compiled agent graph; thread_id = conversation id, Context per run; its messages
+    checkpointed as deltas (agent/state.py)."""
     langsmith.set_runtime_overrides(aio_to_thread=_inline_unless_traced)
     return create_agent(
         model,
@@ -238,6 +241,7 @@ def build_agent(
         system_prompt=SYSTEM_PROMPT,
         middleware=middleware(settings, guards=guards),
         checkpointer=checkpointer,
+        state_schema=state or delta_state(settings.agent.snapshot_every),
         context_schema=Context,
         name="agent",
     )

@@ -23,14 +23,12 @@ changes shape. Retention keeps what replay needs (backend/retention/thread.py).
 """
 
 import functools
-from typing import Annotated, Any
+from typing import Annotated, Any, Required
 
 from langchain.agents import AgentState
 from langchain_core.messages import AnyMessage
 from langgraph.channels.delta import DeltaChannel
 from langgraph.graph.message import _messages_delta_reducer
-from typing_extensions import Required
-
 
 
 @functools.cache

@@ -91,7 +91,11 @@ async def one(url: str, state: type[AgentState[Any]], args: argparse.Namespace) 
     config: dict[str, Any] = {"configurable": {"thread_id": thread}, "recursion_limit": 100}
     async with open_checkpointer(url) as saver:
         agent = build_agent(
-            Settings(), model=ToolTurns(), tools=[search_dashboards], checkpointer=saver, state=state
+            Settings(),
+            model=ToolTurns(),
+            tools=[search_dashboards],
+            checkpointer=saver,
+            state=state,
         )
         cpu = []
         for turn in range(args.turns):
@@ -112,7 +116,9 @@ async def one(url: str, state: type[AgentState[Any]], args: argparse.Namespace) 
         messages = snapshot.values["messages"]
         async with saver.conn.connection() as conn:  # type: ignore[union-attr]
             row = await (await conn.execute(BYTES, {"t": thread})).fetchone()
-    blobs, writes, checkpoints, count = (row[k] for k in ("blobs", "writes", "checkpoints", "count"))
+    blobs, writes, checkpoints, count = (
+        row[k] for k in ("blobs", "writes", "checkpoints", "count")
+    )
     message_bytes = len(JsonPlusSerializer().dumps_typed(messages)[1])
     return {
         "messages": len(messages),

@@ -68,9 +68,7 @@ async def with_seeds(
     if not channels:
         return latest
     oldest = min(latest)
-    seeds = [
-        await conn.scalar(SEED, {**key, "upto": oldest, "ch": ch}) for ch in sorted(channels)
-    ]
+    seeds = [await conn.scalar(SEED, {**key, "upto": oldest, "ch": ch}) for ch in sorted(channels)]
     if any(seed is None for seed in seeds):  # replayed from the thread's first write
         return list(await conn.scalars(EVERY, key))
     floor = min(str(seed) for seed in seeds)

@@ -133,7 +133,7 @@ def shapes(messages: list[BaseMessage]) -> list[tuple[str, str, Any]]:
 def occurrences(sql: psycopg.Connection, table: str, cid: str, mark: str) -> int:
     return int(
         sql.execute(
-            f"select count(*) from {table} where thread_id = %s"  # noqa: S608
+            f"select count(*) from {table} where thread_id = %s"
             " and position(convert_to(%s, 'UTF8') in blob) > 0",
             (cid, mark),
         ).fetchone()[0]
@@ -191,9 +191,7 @@ def test_a_thread_written_before_the_change_resumes_with_its_history_and_confirm
 ):
     old = Thread(database_url, thread, AgentState)  # create_agent's own schema: full copies
     tool_turn(old, 0)
-    before, _ = old.ask(
-        "deploy 7", say("Deploying.", ("deploy_dashboard", "call_d", DEPLOY))
-    )
+    before, _ = old.ask("deploy 7", say("Deploying.", ("deploy_dashboard", "call_d", DEPLOY)))
     plain = sql.execute(
         "select count(*) from checkpoint_blobs where thread_id = %s and channel = 'messages'",
         (thread,),
@@ -295,3 +293,55 @@ def test_retention_prunes_a_thread_written_before_the_change_and_it_resumes_as_a
     # The plain list the old checkpoint holds is the seed the new ones replay from: kept.
     assert prune(database_url, thread, keep=2).action in ("pruned", "kept")
     assert shapes(new.read()[0]) == shapes(later)
+
+
+@pytest.mark.parametrize("snapshot_every", [400, 6])
+def test_one_process_reading_its_thread_turn_after_turn_gets_what_a_fresh_one_reads(
+    database_url, thread, snapshot_every
+):
+    """The saver's remembered histories (agent/replay.py): extended turn by turn, across
+    snapshots (every 6 updates: at most every other turn) and a confirmation, always equal to
+    the library's read."""
+    state = delta_state(snapshot_every)
+    fresh = Thread(database_url, thread, state)
+
+    async def talk() -> list[tuple[str, str, Any]]:
+        script = []
+        for i in range(4):
+            call = ("execute_sql", f"call_{i}", {"query": f"q{i}"})
+            script += [say("", call), say(f"answer {i}")]
+        script += [say("", ("deploy_dashboard", "call_d", DEPLOY)), say("Deployed.")]
+        model = ScriptedModel(script=script, seen=[])
+        async with open_checkpointer(database_url) as saver:
+            graph = build_agent(
+                Settings(),
+                model=model,
+                tools=[execute_sql, deploy_dashboard],
+                checkpointer=saver,
+                state=state,
+            )
+            values: list[Any] = [
+                {"messages": [HumanMessage(content=f"question {i}", id=f"h{i}")]} for i in range(5)
+            ]
+            for value in values:
+                async for _ in graph.astream(
+                    value, fresh.config, context=context(thread), durability="sync"
+                ):
+                    pass
+                here = await graph.aget_state(fresh.config)
+                elsewhere, _ = await fresh.run([], None)  # a checkpointer of its own
+                assert shapes(here.values["messages"]) == shapes(elsewhere)
+            known = saver.histories.get((thread, "", "messages"))
+            assert known is not None  # the reads above went through what it remembers
+            _, command = resolve(here, "confirm", "call_d")
+            async for _ in graph.astream(
+                command, fresh.config, context=context(thread), durability="sync"
+            ):
+                pass
+            after = await graph.aget_state(fresh.config)
+            return shapes(after.values["messages"])
+
+    final = asyncio.run(talk())
+
+    assert RAN[-1] == "deploy:7" and final[-1][2] == "Deployed."
+    assert final == shapes(fresh.read()[0]) and len(final) == 4 * 4 + 4

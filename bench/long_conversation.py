@@ -8,11 +8,12 @@ through the backend) and then an answer quoting its result; each turn is sent ov
 SSE API (queue/join + queue/data) and read to its end, after `--warm-up` turns of another
 conversation (the processes' first-call costs are not the conversation's). Per turn: the whole
 turn (wall), the agent's and the backend's CPU (their processes' user + system time, from
-/proc), the bytes of the model requests (JSON bodies, both calls), and the thread's checkpoint bytes written by the
-turn and stored after it: `checkpoint_blobs` + `checkpoint_writes` (pg_column_size, as stored:
-TOAST-compressed where Postgres compresses), and the `checkpoints` rows apart. At the end: the
-thread's messages (as the agent reads them) serialized once, which the stored bytes are set
-against, and first / middle / last averages (`--window` turns each) with last/first ratios.
+/proc), the bytes of the model requests (JSON bodies, both calls), and the thread's checkpoint
+bytes written by the turn and stored after it: `checkpoint_blobs` + `checkpoint_writes`
+(pg_column_size, as stored: TOAST-compressed where Postgres compresses), and the `checkpoints`
+rows apart. At the end: the thread's messages (as the agent reads them) serialized once, which
+the stored bytes are set against, and first / middle / last averages (`--window` turns each)
+with last/first ratios.
 
     uv run python bench/long_conversation.py [--turns 60] [--window 5] [--root PATH]
 

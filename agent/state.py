@@ -23,7 +23,8 @@ changes shape. Retention keeps what replay needs (backend/retention/thread.py).
 """
 
 import functools
-from typing import Annotated, Any, Required
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, Required, cast
 
 from langchain.agents import AgentState
 from langchain_core.messages import AnyMessage
@@ -36,9 +37,13 @@ def delta_state(snapshot_every: int) -> type[AgentState[Any]]:
     """`create_agent`'s state, with `messages` on a DeltaChannel that writes a full snapshot
     every `snapshot_every` updates (`agent.snapshot_every`; a tool turn makes four: the
     question, the call, its result, the answer)."""
-    channel = DeltaChannel(_messages_delta_reducer, snapshot_frequency=snapshot_every)
+    # The reducer takes lists where the channel's signature says sequences; it is given lists.
+    reducer = cast("Callable[[Any, Sequence[Any]], Any]", _messages_delta_reducer)
+    channel: DeltaChannel[list[AnyMessage]] = DeltaChannel(
+        reducer, snapshot_frequency=snapshot_every
+    )
 
     class DeltaState(AgentState[Any]):
-        messages: Required[Annotated[list[AnyMessage], channel]]  # type: ignore[misc]
+        messages: Required[Annotated[list[AnyMessage], channel]]
 
     return DeltaState

@@ -1,14 +1,15 @@
 """How often the agent's `messages` should be snapshotted (agent.snapshot_every).
 
 One thread of N tool turns (a question, a tool call, its ~1 KB result, an answer) through the
-agent's own compiled graph (`agent.graph.build_agent`, our middleware, the Postgres checkpointer)
-with an in-process scripted model, once per layout: the library's full-copy messages channel
-(the layout before the change) and DeltaChannel at each snapshot frequency asked for. Per
-layout: the thread's checkpoint bytes (blobs + writes, and the checkpoints' own rows) against the
-bytes of its messages (the list serialized once, as a snapshot stores it), and what reading the
-thread's state costs cold (`aget_state` by a process that has not read the thread before:
-the delta layout replays the writes since the last snapshot), median of `--reads` reads at the
-end, and the process's CPU per turn (first and last five turns).
+agent's own compiled graph (`agent.graph.build_agent`, our middleware, the Postgres
+checkpointer) with an in-process scripted model, once per layout: the library's full-copy
+messages channel (the layout before the change) and DeltaChannel at each snapshot frequency
+asked for. Per layout: the thread's checkpoint bytes (blobs + writes, and the checkpoints' own
+rows) against the bytes of its messages (the list serialized once, as a snapshot stores it), and
+what reading the thread's state costs cold (`aget_state` by a process that has not read the
+thread before: the delta layout replays the writes since the last snapshot; its CPU and wall
+time), median of `--reads` reads at the end, and the process's CPU per turn (first and last five
+turns).
 
     uv run python bench/delta_snapshots.py [--turns 199] [--every 100,200,400,800] [--reads 20]
 
@@ -110,12 +111,14 @@ async def one(url: str, state: type[AgentState[Any]], args: argparse.Namespace) 
                 {"messages": [question]}, config, context=context, durability="sync"
             )
             cpu.append(time.process_time() - started_cpu)
-        reads = []
+        reads, read_cpu = [], []
         for _ in range(args.reads):
             saver.histories = Histories()  # a cold read: what a restarted process or another
             started = time.perf_counter()  # replica pays (agent/replay.py spares the others)
+            started_cpu = time.process_time()
             snapshot = await agent.aget_state(config)
             reads.append(time.perf_counter() - started)
+            read_cpu.append(time.process_time() - started_cpu)
         messages = snapshot.values["messages"]
         counters = (snapshot.metadata or {}).get("counters_since_delta_snapshot") or {}
         replayed = (counters.get("messages") or (0, 0))[0]
@@ -135,6 +138,7 @@ async def one(url: str, state: type[AgentState[Any]], args: argparse.Namespace) 
         "ratio": (blobs + writes) / message_bytes,
         "checkpoints": count,
         "read_ms": statistics.median(reads) * 1000,
+        "read_cpu_ms": statistics.median(read_cpu) * 1000,
         "cpu_first": statistics.mean(cpu[:5]) * 1000,
         "cpu_last": statistics.mean(cpu[-5:]) * 1000,
     }
@@ -152,7 +156,7 @@ def main() -> None:
     print(f"one thread of {args.turns} tool turns per layout; read = aget_state, median")
     print(
         f"{'layout':<28} {'msgs':>5} {'msg KiB':>8} {'blobs KiB':>10} {'writes KiB':>10} "
-        f"{'(b+w)/msg':>9} {'ckpt rows KiB':>13} {'replayed':>8} {'read ms':>8} "
+        f"{'(b+w)/msg':>9} {'ckpt rows KiB':>13} {'replayed':>8} {'read CPU':>8} {'read ms':>8} "
         f"{'CPU/turn ms first 5':>19} {'last 5':>6}"
     )
     admin = db.server_url()
@@ -165,6 +169,7 @@ def main() -> None:
         print(
             f"{label:<28} {f['messages']:>5} {f['message_kb']:>8.1f} {f['blobs_kb']:>10.1f} "
             f"{f['writes_kb']:>10.1f} {f['ratio']:>9.2f} {f['rows_kb']:>13.1f} {f['replayed']:>8} "
+            f"{f['read_cpu_ms']:>8.1f} "
             f"{f['read_ms']:>8.1f} {f['cpu_first']:>19.1f} {f['cpu_last']:>6.1f}",
             flush=True,
         )

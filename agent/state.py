@@ -2,7 +2,7 @@
 
 `create_agent`'s own state declares `messages` with `add_messages` on a channel that keeps its
 whole value: the Postgres checkpointer then writes the full message list as a new blob at every
-graph step (about six per tool turn), so a thread's checkpoint data grows with the square of its
+graph step that changed it (four per tool turn), so a thread's checkpoint data grows with the square of its
 length, and a large tool result is written again in every later checkpoint. Declared here as
 LangGraph's `DeltaChannel`, a checkpoint stores no copy of the messages: the checkpointer
 already keeps each step's writes (`checkpoint_writes`, one row per message batch, written once),
@@ -12,13 +12,13 @@ which is written every `agent.snapshot_every` updates of the channel (docs/archi
 
 A thread written before this change resumes as it is: its checkpoints hold the full list as a
 plain blob, which `DeltaChannel` takes as its starting value (`from_checkpoint`), and the
-checkpoints written after it replay onto it (tests/agent/unit/test_delta_state.py).
+checkpoints written after it replay onto it (tests/agent/test_delta_state.py).
 
 The reducer is LangGraph's own batch reducer for messages (`_messages_delta_reducer`, exported
 by `langgraph.graph.message` under that name and named in `DeltaChannel`'s documentation): the
 loop gives every message written to a channel with that very reducer a stable id before it is
 stored, which replay needs (`ensure_message_ids`), so it must be that function, not a copy.
-Both are marked beta by LangGraph; tests/agent/unit/test_delta_state.py fails loudly if either
+Both are marked beta by LangGraph; tests/agent/test_delta_state.py fails loudly if either
 changes shape. Retention keeps what replay needs (backend/retention/thread.py).
 """
 

@@ -2,13 +2,14 @@
 
 `create_agent`'s own state declares `messages` with `add_messages` on a channel that keeps its
 whole value: the Postgres checkpointer then writes the full message list as a new blob at every
-graph step that changed it (four per tool turn), so a thread's checkpoint data grows with the square of its
-length, and a large tool result is written again in every later checkpoint. Declared here as
-LangGraph's `DeltaChannel`, a checkpoint stores no copy of the messages: the checkpointer
-already keeps each step's writes (`checkpoint_writes`, one row per message batch, written once),
-and a thread's messages are rebuilt by replaying the writes since the nearest full snapshot,
-which is written every `agent.snapshot_every` updates of the channel (docs/architecture.md,
-"Checkpoints that grow with what is new", has the measurement behind its default).
+graph step that changed it (four per tool turn), so a thread's checkpoint data grows with the
+square of its length, and a large tool result is written again in every later checkpoint.
+Declared here as LangGraph's `DeltaChannel`, a checkpoint stores no copy of the messages: the
+checkpointer already keeps each step's writes (`checkpoint_writes`, one row per message batch,
+written once), and a thread's messages are rebuilt by replaying the writes since the nearest
+full snapshot, which is written every `agent.snapshot_every` updates of the channel
+(docs/architecture.md, "Checkpoints that grow with what is new", has the measurement behind its
+default).
 
 A thread written before this change resumes as it is: its checkpoints hold the full list as a
 plain blob, which `DeltaChannel` takes as its starting value (`from_checkpoint`), and the

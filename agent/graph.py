@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import openai
-from langchain.agents import create_agent
+from langchain.agents import AgentState, create_agent
 from langchain.agents.middleware import (
     AgentMiddleware,
     HumanInTheLoopMiddleware,
@@ -44,6 +44,7 @@ from agent.middleware import (
 from agent.perf import langsmith_inline
 from agent.perf.openai_stream import ChunkDicts, PlainCompletions
 from agent.prompts import SYSTEM_PROMPT
+from agent.state import delta_state
 from agent.tools.names import CONFIRM_TOOLS, describe_call
 
 Agent = CompiledStateGraph[Any, Context, Any, Any]
@@ -152,9 +153,11 @@ def build_agent(
     checkpointer: BaseCheckpointSaver[Any] | None,
     guards: Sequence[AgentMiddleware[Any, Context, Any]] = (),
     external: ExternalTools | None = None,
+    state: type[AgentState[Any]] | None = None,
 ) -> Agent:
-    """The compiled agent graph; thread_id = conversation id, Context per run; `external`: the
-    admin's external MCP tools (agent/external/), offered and confirmed like the built-in ones."""
+    """The compiled agent graph; thread_id = conversation id, Context per run; its messages
+    checkpointed as deltas (agent/state.py); `external`: the admin's external MCP tools
+    (agent/external/), offered and confirmed like the built-in ones."""
     langsmith_inline.install()
     return create_agent(
         model,
@@ -162,6 +165,7 @@ def build_agent(
         system_prompt=SYSTEM_PROMPT,
         middleware=middleware(settings, guards=guards, external=external),
         checkpointer=checkpointer,
+        state_schema=state or delta_state(settings.agent.snapshot_every),
         context_schema=Context,
         name="agent",
     )

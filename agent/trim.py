@@ -27,11 +27,12 @@ def fit_to_budget(messages: list[AnyMessage], max_tokens: int) -> list[AnyMessag
     Older turns are dropped whole. When the current turn alone does not fit, it is kept and its
     longest texts are shortened (marked) until it does, as far as that is possible.
     """
-    if message_tokens(messages) <= max_tokens:
+    tail = _tail_past(messages, max_tokens)
+    if tail == 0:
         return messages
     last_human = _last_human_index(messages)
     kept = trim_messages(
-        messages,
+        messages[tail - 1 :],
         max_tokens=max_tokens,
         token_counter=count_tokens_approximately,
         strategy="last",
@@ -41,6 +42,21 @@ def fit_to_budget(messages: list[AnyMessage], max_tokens: int) -> list[AnyMessag
     if last_human is None or (kept and len(kept) >= len(messages) - last_human):
         return cast("list[AnyMessage]", kept)
     return _shrink(messages[last_human:], max_tokens)
+
+
+def _tail_past(messages: Sequence[BaseMessage], max_tokens: int) -> int:
+    """0 if `messages` fit in `max_tokens`, else 1 + the index of the newest message that does
+    not fit with all those after it: nothing before it can be kept.
+
+    The count is a sum over messages, so a long conversation is counted from its end only as
+    far as the budget reaches, not whole (twice per model call, it grew with the thread).
+    """
+    used = 0
+    for i in range(len(messages) - 1, -1, -1):
+        used += message_tokens([messages[i]])
+        if used > max_tokens:
+            return i + 1
+    return 0
 
 
 def _last_human_index(messages: Sequence[BaseMessage]) -> int | None:

@@ -11,7 +11,9 @@ latest checkpoint).
 Pruning keeps the latest N checkpoints of each namespace with their writes and every blob a kept
 checkpoint references, and deletes a subgraph call's namespace with the root checkpoint it
 started from; it follows `AsyncPostgresSaver.aprune(strategy="keep_latest")` (which keeps one
-checkpoint, in its own transaction) and refuses, like it, threads that use a DeltaChannel.
+checkpoint, in its own transaction). Unlike it, it prunes threads that use a DeltaChannel (the
+agent's messages, agent/state.py): it also keeps every checkpoint back to the snapshot their
+messages are rebuilt from (backend/retention/replay.py).
 
 The transaction first takes the thread's run lease (the backend's `agent_runs` row) as an
 uncommitted row and deletes it again before it commits: a run that starts meanwhile waits on
@@ -31,8 +33,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from backend.audit.models import AuditEvent
 from backend.db import utcnow
+from backend.retention import replay
 
-Action = Literal["pruned", "cleared", "kept", "leased", "pending", "busy", "delta"]
+Action = Literal["pruned", "cleared", "kept", "leased", "pending", "busy"]
 # Lock wait, serialization failure, deadlock: another transaction has the thread right now.
 BUSY_SQLSTATES = {"55P03", "40001", "40P01"}
 GONE_SQLSTATE = "23503"  # the conversation was deleted since the sweep read its thread id
@@ -78,26 +81,6 @@ FROM (
 JOIN checkpoints c
     ON c.thread_id = :tid AND c.checkpoint_ns = h.checkpoint_ns
     AND c.checkpoint_id = h.checkpoint_id
-""")
-
-# A DeltaChannel rebuilds its value from older checkpoints (counters in the metadata, or an
-# inline `true` marker with a blob behind it): such a thread cannot lose its old checkpoints.
-USES_DELTA = text("""
-SELECT EXISTS (
-    SELECT 1 FROM checkpoints
-    WHERE thread_id = :tid AND (
-        jsonb_exists(metadata, 'counters_since_delta_snapshot')
-        OR jsonb_exists(metadata, 'delta_writes_versioned')
-    )
-) OR EXISTS (
-    SELECT 1 FROM checkpoints c
-    CROSS JOIN LATERAL jsonb_each(c.checkpoint -> 'channel_values') AS v
-    WHERE c.thread_id = :tid AND v.value = 'true'::jsonb AND EXISTS (
-        SELECT 1 FROM checkpoint_blobs b
-        WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
-        AND b.channel = v.key AND b.version = c.checkpoint -> 'channel_versions' ->> v.key
-    )
-)
 """)
 
 LATEST = text("""
@@ -218,8 +201,6 @@ async def _retain(
     last = root.ts if root is not None else None
     if idle_ttl_s > 0 and last is not None and last < utcnow() - timedelta(seconds=idle_ttl_s):
         return await _clear(conn, thread_id, idle_since=last)
-    if await conn.scalar(USES_DELTA, {"tid": thread_id}):
-        return Outcome("delta")
     return await _prune(conn, thread_id, heads, keep_latest)
 
 
@@ -251,7 +232,7 @@ async def _prune(
         # Before format v4 the latest checkpoint reads its pending sends from its parent.
         n = max(keep_latest, 2) if h.v < 4 else keep_latest
         rows = await conn.scalars(LATEST, {"tid": thread_id, "ns": h.ns, "n": n})
-        kept[h.ns] = list(rows)
+        kept[h.ns] = await replay.with_seeds(conn, thread_id=thread_id, ns=h.ns, latest=list(rows))
     # A subgraph call's namespace ("name:task_id") goes with the root checkpoint it started
     # from, once that one is saved (runs save in the background) and is not kept.
     calls = [h.ns for h in heads if ":" in h.ns and h.root_saved and h.root not in kept.get("", [])]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
@@ -9,7 +10,10 @@ from typing import Any
 from gradio_client import Client
 from gradio_client.client import Job
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+from agent.config import Settings as AgentSettings
+from agent.graph import build_agent, build_model
 
 GRADIO = "/api/agent/gradio"
 Messages = list[dict[str, Any]]
@@ -155,12 +159,17 @@ def assert_valid_for_any_provider(request: dict[str, Any]) -> None:
 
 
 def thread_messages(database_url: str, thread_id: str) -> list[BaseMessage]:
-    """The conversation's LangGraph thread as its checkpointer stores it (latest checkpoint)."""
-    with PostgresSaver.from_conn_string(database_url) as saver:
-        stored = saver.get_tuple({"configurable": {"thread_id": thread_id}})
-    if stored is None:
-        return []
-    return list(stored.checkpoint["channel_values"].get("messages", []))
+    """The conversation's LangGraph thread as the agent reads it from its checkpointer (latest
+    checkpoint; the messages are rebuilt from their snapshot and deltas, agent/state.py)."""
+
+    async def read() -> list[BaseMessage]:
+        settings = AgentSettings()
+        async with AsyncPostgresSaver.from_conn_string(database_url) as saver:
+            graph = build_agent(settings, model=build_model(settings), tools=[], checkpointer=saver)
+            snapshot = await graph.aget_state({"configurable": {"thread_id": thread_id}})
+        return list(snapshot.values.get("messages", []))
+
+    return asyncio.run(read())
 
 
 def assert_every_tool_call_answered(messages: list[BaseMessage]) -> None:

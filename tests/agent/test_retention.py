@@ -13,15 +13,26 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import psycopg
+import pytest
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from backend.config import RetentionSettings
 from backend.db import create_engine
 from backend.retention.sweep import LOCK_KEY, SweepReport, run_periodically, sweep
-from tests.agent.support import confirm_id, error_code, history, kinds, text_of
+from tests.agent.conftest import AgentProcess
+from tests.agent.support import (
+    Chat,
+    confirm_id,
+    error_code,
+    history,
+    kinds,
+    text_of,
+    thread_messages,
+)
 from tests.conftest import bearer
 
 DEPLOY = {"dashboard_id": 42, "ref": "main", "environment": "staging"}
@@ -59,8 +70,18 @@ def sweep_now(database_url: str, **overrides: Any) -> SweepReport:
     return asyncio.run(once())
 
 
+@pytest.fixture(scope="module")
+def chat(start_agent: AgentProcess) -> Iterator[Chat]:
+    """An agent that snapshots its messages at every update: each checkpoint can then be kept
+    alone, as before deltas. How a thread of deltas is pruned back to its snapshot is
+    tests/agent/test_delta_state.py's."""
+    with start_agent(AGENT__SNAPSHOT_EVERY="1") as (base, _proc):
+        yield Chat(base)
+
+
 def latest_state(database_url: str, cid: str) -> dict[str, Any]:
-    """The channel values LangGraph loads for the thread (what the next run starts from)."""
+    """The channel values LangGraph loads for the thread (what the next run starts from), and
+    its messages as the agent rebuilds them."""
 
     async def load() -> dict[str, Any]:
         async with AsyncPostgresSaver.from_conn_string(database_url) as saver:
@@ -68,7 +89,9 @@ def latest_state(database_url: str, cid: str) -> dict[str, Any]:
             assert found is not None
             return dict(found.checkpoint["channel_values"])
 
-    return asyncio.run(load())
+    messages = [(m.type, m.id, m.content) for m in thread_messages(database_url, cid)]
+    assert messages
+    return {**asyncio.run(load()), "messages": messages}
 
 
 def rows(sql: Any, cid: str) -> dict[str, int]:

@@ -65,3 +65,28 @@ def test_shortening_stops_at_the_floor_when_the_budget_cannot_be_met():
 
     assert all(len(str(m.content)) >= MIN_KEEP_CHARS for m in kept)
     assert any(str(m.content).endswith(TRUNCATION_MARK) for m in kept)
+
+
+def test_a_long_conversation_is_cut_as_the_library_cuts_it_whole():
+    # fit_to_budget counts from the end only as far as the budget reaches; the result must be
+    # what trimming the whole list gives.
+    from langchain_core.messages import trim_messages
+    from langchain_core.messages.utils import count_tokens_approximately
+
+    tool_turn = [
+        HumanMessage("list dashboards"),
+        say("", ("search_dashboards", "call_1", {})),
+        ToolMessage("r " * 40, tool_call_id="call_1", name="search_dashboards"),
+        AIMessage("Here they are."),
+    ]
+    messages = [m for n in range(300) for m in (turn(n, words=n % 90) + tool_turn)]
+    for budget in (300, 1000, 4000):
+        whole = trim_messages(
+            messages,
+            max_tokens=budget,
+            token_counter=count_tokens_approximately,
+            strategy="last",
+            start_on="human",
+            allow_partial=False,
+        )
+        assert fit_to_budget(messages, budget) == whole and whole

@@ -23,7 +23,7 @@ from agent.config import Settings
 from agent.documents.uploads import uploads_only
 from agent.graph import build_agent, build_model, close_model, model_note, open_checkpointer
 from agent.run import Runner
-from agent.runs import internal
+from agent.runs import internal, takeover
 from agent.runs.cancel import CancelMarker, Cancels
 from agent.tools.registry import build_tools
 from agent.usage import usage_hooks
@@ -205,6 +205,7 @@ def build_app(settings: Settings) -> FastAPI:
     app.include_router(
         internal.router(settings, lambda: holder.runner.live if holder.runner else None)
     )
+    app.include_router(takeover.router())  # which process serves here (a lease's holder)
     app.add_middleware(CancelMarker, cancels=cancels, prefix=GRADIO_PATH)  # inside the auth check
     app.add_middleware(UserAuthMiddleware, settings=settings, prefix=GRADIO_PATH)
     app.add_middleware(telemetry.RequestIds)

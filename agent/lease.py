@@ -69,8 +69,10 @@ class Lease:
         thread = self.grant.get("thread")
         return not isinstance(thread, dict) or thread.get(fact) is not False
 
-    async def _put(self) -> dict[str, Any]:
+    async def _put(self, take_over: str | None = None) -> dict[str, Any]:
         body: dict[str, Any] = {"holder": self.holder, "ttl_s": self.ttl_s}
+        if take_over:
+            body["take_over"] = take_over
         if self.run_id:
             body["run_id"] = self.run_id
         if self.owner_url:
@@ -78,13 +80,14 @@ class Lease:
         answer = await self.client.call(self.context, "PUT", self._path, json=body)
         return answer if isinstance(answer, dict) else {}
 
-    async def acquire(self, *, wait_s: float = 0.0) -> None:
+    async def acquire(self, *, wait_s: float = 0.0, take_over: str | None = None) -> None:
         """Take the lease, retrying for up to `wait_s` while another run holds it; else Busy.
-        An archived conversation is the BackendError CONVERSATION_ARCHIVED (no lease taken)."""
+        An archived conversation is the BackendError CONVERSATION_ARCHIVED (no lease taken).
+        `take_over`: a holder found dead (agent/runs/takeover.py), whose lease is taken at once."""
         deadline = time.monotonic() + wait_s
         while True:
             try:
-                self.grant = await self._put()
+                self.grant = await self._put(take_over)
                 break
             except BackendError as exc:
                 if exc.code != BUSY:

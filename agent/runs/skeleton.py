@@ -41,7 +41,7 @@ from agent.errors import AgentError, Busy, Code, NotFound, Unauthorized, Unavail
 from agent.graph import Agent, build_model, recursion_limit
 from agent.lease import Busy as LeaseBusy
 from agent.lease import Lease, end_run
-from agent.runs import writes
+from agent.runs import takeover, writes
 from agent.runs.admission import Admission
 from agent.runs.hooks import Outcome, RunHooks
 from agent.stream import Turn
@@ -427,7 +427,11 @@ async def _take_lease(
         owner_url=settings.advertise_url,  # where viewers on other replicas reach this run
     )
     try:
-        await lease.acquire(wait_s=settings.confirm_wait_s if submit.action else 0)
+        # busy: taken from a holder found dead, or waited for (agent/runs/takeover.py)
+        wait_s = settings.confirm_wait_s if submit.action else 0
+        await takeover.acquire(
+            lease, services.client, context, wait_s=wait_s, ttl_s=settings.lease_ttl_s
+        )
     except LeaseBusy as exc:
         raise Busy("This conversation is busy with another run.") from exc
     except BackendError as exc:

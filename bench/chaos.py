@@ -257,6 +257,7 @@ class Result:
     postgres_restarts: int
     restarts: dict[str, int]
     violations: dict[int, list[str]]
+    crashes: list[str]
 
     @property
     def violated(self) -> int:
@@ -306,7 +307,11 @@ def _soak(soak: Soak, settings: Settings) -> Result:
     soak.wait_all_ready()
     time.sleep(LEASE_TTL_S + 1)  # every dead run's lease lapses
     for person in people:
-        person.close()
+        if not person.crash:
+            person.close()
+    crashes = [p.crash for p in people if p.crash]
+    for crash in crashes:
+        print(f"a simulated person failed (the soak's own code):\n{crash}")
     time.sleep(LEASE_TTL_S + 1)
     turns = [t for p in people for t in p.turns]
     audit = Audit(
@@ -324,6 +329,7 @@ def _soak(soak: Soak, settings: Settings) -> Result:
         postgres_restarts=soak.faults.postgres_restarts,
         restarts=restarts,
         violations=violations,
+        crashes=crashes,
     )
 
 
@@ -385,7 +391,8 @@ def main(argv: list[str] | None = None) -> int:
             seed=args.seed,
             verbose=args.verbose,
         )
-    return 1 if run(settings).violated else 0
+    result = run(settings)
+    return 1 if result.violated or result.crashes else 0
 
 
 if __name__ == "__main__":

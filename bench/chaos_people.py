@@ -10,6 +10,7 @@ import random
 import re
 import threading
 import time
+import traceback
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -115,20 +116,23 @@ class Person:
         self.token = ""
         self.http = httpx.Client(base_url=gateway, timeout=30, trust_env=False)
         self.lock = threading.Lock()
+        self.crash = ""  # a traceback of the soak's own code, if it failed
 
     # -- the platform, through the gateway --------------------------------------------------
 
-    def _retrying(self, call: Any, attempts: int = 20) -> Any:
+    def _retrying(self, call: Any, wait_s: float = 180) -> Any:
         """A backend call the person would retry (login, new conversation) while faults run."""
-        for attempt in range(attempts):
+        deadline = time.monotonic() + wait_s
+        while True:
             try:
                 answer = call()
                 if answer.status_code < 500:
                     return answer
             except httpx.HTTPError:
                 pass
-            time.sleep(min(0.5 * (attempt + 1), 3))
-        raise RuntimeError("the platform did not answer")
+            if time.monotonic() > deadline:
+                raise RuntimeError("the platform did not answer")
+            time.sleep(1)
 
     def login(self) -> None:
         body = {"username": "admin", "password": self.password}
@@ -192,7 +196,7 @@ class Person:
                     elif line.startswith("data:") and event == "error":
                         turn.outcome = "gradio-error"
                         return None
-        except httpx.HTTPError:
+        except (httpx.HTTPError, ValueError):  # cut, possibly mid-line
             pass
         turn.cut = True
         if last is not None:
@@ -285,7 +289,14 @@ class Person:
         return self.submit(turn, dict(EMPTY), action=action, options={"call_id": turn.call_id})
 
     def run(self, deadline: float, max_turns: int) -> None:
-        """Random turns until `deadline` or `max_turns`."""
+        """Random turns until `deadline` or `max_turns`; a failure of the soak's own code is
+        kept for the report (`self.crash`)."""
+        try:
+            self._walk(deadline, max_turns)
+        except Exception:  # the harness's, not the platform's: reported, never hidden
+            self.crash = traceback.format_exc()
+
+    def _walk(self, deadline: float, max_turns: int) -> None:
         self.login()
         conversation = self.new_conversation()
         kinds, weights = list(KINDS), list(KINDS.values())

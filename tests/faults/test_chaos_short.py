@@ -24,6 +24,7 @@ def test_a_short_chaos_soak_breaks_no_invariant() -> None:
 
     result = chaos.run(chaos.SHORT)
 
+    assert not result.crashes, result.crashes[0]
     assert result.turns >= 20  # every person got through turns of every kind
     assert result.kills + result.postgres_restarts >= 3, "the faults did not happen"
     assert sum(result.restarts.values()) >= 1  # a killed process was started again

@@ -87,7 +87,6 @@ def test_agent_records_a_messages_files_and_the_owner_lists_and_reads_them(api, 
     assert one.json()["size"] == 1874
 
 
-
 def test_a_batch_sent_again_for_the_same_message_is_stored_once(api, sql, person):
     """The agent resends a batch whose answer a fault lost (agent/runs/writes.py): the second
     answer is the rows the first stored, and no row or audit row is added."""
@@ -104,6 +103,7 @@ def test_a_batch_sent_again_for_the_same_message_is_stored_once(api, sql, person
     assert count_rows(sql, cid) == 1
     (row,) = first.json()["items"]
     assert len(audit_rows(sql, action="attachment.create", resource_id=row["id"])) == 1
+
 
 def test_attachments_without_a_message_are_recorded_with_a_null_link(api, sql, person):
     cid = create_conversation(api, person.headers)["id"]

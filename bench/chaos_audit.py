@@ -25,6 +25,9 @@ CLEAR = {
     "NO_PENDING_CONFIRMATION",
     "USAGE_LIMIT",
 }
+# A workflow stopped by a step's error, which it names (its `details.code`): a fault's, or
+# the platform refusing the step (a deploy whose validation fails).
+STEP = {"WORKFLOW_FAILED"}
 INVARIANTS = {
     1: "every message the client got accepted is stored exactly once, in order",
     2: "every turn ends with its answer or a clear error, none missing",
@@ -117,8 +120,8 @@ class Audit:
             final = t.final
             if final in ("answer", "confirm", "upload-refused") or final.startswith("gateway:"):
                 continue
-            code = final.partition(":")[2]
-            if final.startswith("error:") and code in CLEAR:
+            code, _, inner = final.partition(":")[2].partition("/")
+            if final.startswith("error:") and (code in CLEAR or (code in STEP and inner)):
                 continue
             if final == "notice:NO_ACTIVE_RUN" and (t.cut or t.dropped):
                 # the run ended (or never started) while the person was away: its answer is

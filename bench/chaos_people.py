@@ -90,7 +90,8 @@ def outcome_of(value: list[dict[str, Any]]) -> str:
     for message in value:
         meta = message.get("metadata") or {}
         if meta.get("type") == "error":
-            return f"error:{meta.get('code')}"
+            inner = (meta.get("details") or {}).get("code")  # a workflow's failed step's
+            return f"error:{meta.get('code')}" + (f"/{inner}" if inner else "")
     if "confirm_required" in kinds:
         return "confirm"
     if any(k in ("text", "diagnosis", "workflow_step", "tool_end") for k in kinds):

@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -270,14 +271,19 @@ class Result:
 
 def run(settings: Settings) -> Result:
     """One soak: its figures and each invariant's violations (also printed)."""
-    with tempfile.TemporaryDirectory(prefix="agentchat-chaos-") as tmp:
-        workdir = Path(tmp)
-        workdir.chmod(0o755)  # nginx's workers read the static folder
-        soak = Soak(settings, workdir)
-        try:
-            return _soak(soak, settings)
-        finally:
-            soak.stop()
+    workdir = Path(tempfile.mkdtemp(prefix="agentchat-chaos-"))
+    workdir.chmod(0o755)  # nginx's workers read the static folder
+    soak = Soak(settings, workdir)
+    result: Result | None = None
+    try:
+        result = _soak(soak, settings)
+        return result
+    finally:
+        soak.stop()
+        if result is not None and not result.violated and not result.crashes:
+            shutil.rmtree(workdir, ignore_errors=True)
+        else:  # the processes' logs, to read what went wrong
+            print(f"logs kept in {workdir / 'logs'}")
 
 
 def _soak(soak: Soak, settings: Settings) -> Result:

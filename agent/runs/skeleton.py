@@ -48,6 +48,7 @@ from agent.stream import Turn
 
 log = logging.getLogger(__name__)
 SUPERSEDED = "superseded by a new message"
+UNSAVED = "Your message could not be saved (the platform did not answer); send it again."
 
 
 class RunKind(Protocol):
@@ -138,6 +139,7 @@ class Run:
         self._writes: list[asyncio.Task[Any]] = []
         self._deferred: list[Coroutine[Any, Any, Any]] = []
         self._finished = False
+        self.unsaved = False  # a message of the person's was not stored (the backend stayed away)
 
     def config_with(self, *handlers: BaseCallbackHandler) -> RunnableConfig:
         """The run's config with callback handlers of one step of its own added."""
@@ -193,6 +195,7 @@ class Run:
             created = await writes.send(self.client, self.context, "POST", path, json=body)
         except BackendError as exc:
             log.warning("could not persist a %s message: %s", role, exc)
+            self.unsaved = self.unsaved or role == "user"
             return None
         return int(created["id"])
 
@@ -236,6 +239,8 @@ class Run:
             return
         self._finished = True
         await self.flush()
+        if self.unsaved:  # the answer stands, but the history lacks what it answers: say so
+            self.turn.error(Code.BACKEND_UNAVAILABLE, UNSAVED)
         if self.turn.entries:
             content, metadata = kind.record(self)
             self.ending["message"] = {"role": "assistant", "content": content, "metadata": metadata}

@@ -23,6 +23,9 @@ from agent.runs import writes
 log = logging.getLogger(__name__)
 
 PROCESS_ID = f"{socket.gethostname()}:{os.getpid()}"
+# The holders whose lease this process renews now (agent/runs/takeover.py asks): a holder not
+# in it will never renew again, so its lease lapses within its TTL.
+RENEWING: set[str] = set()
 RETRY_INTERVAL_S = 0.1
 BUSY = Code.CONVERSATION_BUSY
 RENEWAL_WAIT_S = 5.0  # how long a release waits for a renewal already on its way
@@ -95,6 +98,7 @@ class Lease:
                 if time.monotonic() >= deadline:
                     raise Busy() from exc
                 await asyncio.sleep(RETRY_INTERVAL_S)
+        RENEWING.add(self.holder)
         self._heartbeat = asyncio.create_task(self._renew(), name=f"lease {self.holder}")
 
     async def _renew(self) -> None:
@@ -110,6 +114,7 @@ class Lease:
             except BackendError as exc:
                 log.warning("lease renewal failed for %s: %s", self._path, exc)
                 if exc.status == 409:  # another holder, or the conversation was archived
+                    RENEWING.discard(self.holder)
                     self.lost = True
                     self.archived = exc.code == Code.CONVERSATION_ARCHIVED
                     for callback in list(self._on_loss):
@@ -140,6 +145,7 @@ class Lease:
         without one it is sent once.
         """
         self._stopping.set()
+        RENEWING.discard(self.holder)
         if self._heartbeat is not None:
             await asyncio.wait({self._heartbeat}, timeout=RENEWAL_WAIT_S)
             self._heartbeat.cancel()  # a renewal hung past that: the release goes out anyway

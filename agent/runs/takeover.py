@@ -5,7 +5,10 @@ TTL: a new message sent at once through another agent would be CONVERSATION_BUSY
 lease is busy, the holder is looked up (its `owner_url` and the process named in its holder,
 `host:pid:run`) and asked which process it is (`GET /internal/process`, below):
 
-- it is this process, or its owner answers as the holder's process: a live run, still busy;
+- it is this process, or its owner answers as the holder's process and still renews it: a
+  live run, still busy;
+- the same process no longer renews it (its run is ending: the release is on its way, or the
+  backend was away for it): the lease lapses within its TTL, which the run waits for;
 - its owner refuses the connection, or answers as another process (restarted on the same
   port): the holder is dead, and the lease is taken from it at once (`take_over`, audited);
 - no owner to ask, or the owner does not answer in time: the run waits for the lease to lapse
@@ -26,7 +29,7 @@ from fastapi import APIRouter
 from agent.backend_client import BackendClient, BackendError
 from agent.context import Context
 from agent.errors import Code
-from agent.lease import PROCESS_ID, Busy, Lease
+from agent.lease import PROCESS_ID, RENEWING, Busy, Lease
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +50,8 @@ def router() -> APIRouter:
     api = APIRouter(include_in_schema=False)
 
     @api.get(PROCESS_PATH)
-    async def process() -> dict[str, str]:
-        return {"process": PROCESS_ID}
+    async def process(holder: str = "") -> dict[str, Any]:
+        return {"process": PROCESS_ID, "renewing": holder in RENEWING}
 
     return api
 
@@ -64,13 +67,13 @@ async def holder_state(lease: dict[str, Any]) -> Holder:
     if lease.get("expired"):
         return Holder.DEAD
     if process_of(holder) == PROCESS_ID:
-        return Holder.ALIVE  # one of ours: running or ending
+        return Holder.ALIVE if holder in RENEWING else Holder.UNKNOWN  # ours: running, or ending
     owner = str(lease.get("owner_url") or "").rstrip("/")
     if not owner:
         return Holder.UNKNOWN
     try:
         async with httpx.AsyncClient(timeout=PROBE_TIMEOUT_S, trust_env=False) as http:
-            answer = await http.get(owner + PROCESS_PATH)
+            answer = await http.get(owner + PROCESS_PATH, params={"holder": holder})
     except httpx.ConnectError:
         return Holder.DEAD  # refused: nothing listens where the holder served
     except httpx.HTTPError as exc:
@@ -78,8 +81,10 @@ async def holder_state(lease: dict[str, Any]) -> Holder:
         return Holder.UNKNOWN
     if answer.status_code != 200:
         return Holder.UNKNOWN  # an agent that cannot say
-    process = answer.json().get("process") if answer.content else None
-    return Holder.ALIVE if process == process_of(holder) else Holder.DEAD
+    said = answer.json() if answer.content else {}
+    if said.get("process") != process_of(holder):
+        return Holder.DEAD
+    return Holder.ALIVE if said.get("renewing", True) else Holder.UNKNOWN  # ending: it lapses
 
 
 async def acquire(

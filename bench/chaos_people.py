@@ -195,7 +195,7 @@ class Person:
                         if event == "complete":
                             return last
                     elif line.startswith("data:") and event == "error":
-                        turn.outcome = "gradio-error"
+                        turn.outcome = f"gradio-error:{line.partition(':')[2].strip()[:80]}"
                         return None
         except (httpx.HTTPError, ValueError):  # cut, possibly mid-line
             pass

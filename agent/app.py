@@ -30,7 +30,7 @@ from agent.mcp_server.server import Parts, build_server
 from agent.perf.gradio_config import freeze_configs
 from agent.perf.matplotlib_absent import mark_matplotlib_absent
 from agent.run import Runner
-from agent.runs import internal
+from agent.runs import internal, takeover
 from agent.runs.cancel import CancelMarker, Cancels
 from agent.tools.registry import build_tools
 from agent.usage import usage_hooks
@@ -186,6 +186,7 @@ def build_app(settings: Settings) -> FastAPI:
     app.include_router(
         internal.router(settings, lambda: holder.runner.live if holder.runner else None)
     )
+    app.include_router(takeover.router())  # which process serves here (a lease's holder)
     app.add_middleware(CancelMarker, cancels=cancels, prefix=GRADIO_PATH)  # inside the auth check
     check_token = token_checker(lambda: holder.runner.client if holder.runner else None)
 

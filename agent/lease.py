@@ -23,6 +23,9 @@ from agent.errors import Code
 log = logging.getLogger(__name__)
 
 PROCESS_ID = f"{socket.gethostname()}:{os.getpid()}"
+# The holders whose lease this process renews now (agent/runs/takeover.py asks): a holder not
+# in it will never renew again, so its lease lapses within its TTL.
+RENEWING: set[str] = set()
 RETRY_INTERVAL_S = 0.1
 BUSY = Code.CONVERSATION_BUSY
 RENEWAL_WAIT_S = 5.0  # how long a release waits for a renewal already on its way
@@ -69,8 +72,10 @@ class Lease:
         thread = self.grant.get("thread")
         return not isinstance(thread, dict) or thread.get(fact) is not False
 
-    async def _put(self) -> dict[str, Any]:
+    async def _put(self, take_over: str | None = None) -> dict[str, Any]:
         body: dict[str, Any] = {"holder": self.holder, "ttl_s": self.ttl_s}
+        if take_over:
+            body["take_over"] = take_over
         if self.run_id:
             body["run_id"] = self.run_id
         if self.owner_url:
@@ -78,13 +83,14 @@ class Lease:
         answer = await self.client.call(self.context, "PUT", self._path, json=body)
         return answer if isinstance(answer, dict) else {}
 
-    async def acquire(self, *, wait_s: float = 0.0) -> None:
+    async def acquire(self, *, wait_s: float = 0.0, take_over: str | None = None) -> None:
         """Take the lease, retrying for up to `wait_s` while another run holds it; else LeaseHeld.
-        An archived conversation is the BackendError CONVERSATION_ARCHIVED (no lease taken)."""
+        An archived conversation is the BackendError CONVERSATION_ARCHIVED (no lease taken).
+        `take_over`: a holder found dead (agent/runs/takeover.py), whose lease is taken at once."""
         deadline = time.monotonic() + wait_s
         while True:
             try:
-                self.grant = await self._put()
+                self.grant = await self._put(take_over)
                 break
             except BackendError as exc:
                 if exc.code != BUSY:
@@ -92,6 +98,7 @@ class Lease:
                 if time.monotonic() >= deadline:
                     raise LeaseHeld() from exc
                 await asyncio.sleep(RETRY_INTERVAL_S)
+        RENEWING.add(self.holder)
         self._heartbeat = asyncio.create_task(self._renew(), name=f"lease {self.holder}")
 
     async def _renew(self) -> None:
@@ -107,6 +114,7 @@ class Lease:
             except BackendError as exc:
                 log.warning("lease renewal failed for %s: %s", self._path, exc)
                 if exc.status == 409:  # another holder, or the conversation was archived
+                    RENEWING.discard(self.holder)
                     self.lost = True
                     self.archived = exc.code == Code.CONVERSATION_ARCHIVED
                     for callback in list(self._on_loss):
@@ -137,6 +145,7 @@ class Lease:
         without one it is sent once.
         """
         self._stopping.set()
+        RENEWING.discard(self.holder)
         if self._heartbeat is not None:
             await asyncio.wait({self._heartbeat}, timeout=RENEWAL_WAIT_S)
             self._heartbeat.cancel()  # a renewal hung past that: the release goes out anyway

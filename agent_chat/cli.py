@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import logging
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -16,7 +15,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agent_chat import evaluate, frontend, gateway
+from agent_chat import evaluate, frontend, gateway, supervisor
 from backend.config import Settings
 from backend.pgembed import resolve_database_url
 from common import heap, observability
@@ -112,8 +111,13 @@ def _spawn(argv: Sequence[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-m", "agent_chat.cli", *argv], env=env)
 
 
+def _child(name: str, argv: Sequence[str], env: dict[str, str]) -> supervisor.Child:
+    return supervisor.Child(name, lambda: _spawn(argv, env))
+
+
 def cmd_up(args: argparse.Namespace) -> int:
-    """Everything for a person on one machine; Ctrl-C stops all of it."""
+    """Everything for a person on one machine, each process restarted if it dies; Ctrl-C
+    stops all of it."""
     from backend.migrate import upgrade
     from backend.seed import run as seed
 
@@ -132,14 +136,28 @@ def cmd_up(args: argparse.Namespace) -> int:
     # Several backends: the agents reach them through the gateway too (balanced, failover).
     backend_url = web_url if args.backends > 1 else f"http://{args.host}:{backend_ports[0]}"
     env.setdefault("BACKEND_URL", backend_url)
+    # One upload folder for every agent: a file uploaded to an agent that dies is still there
+    # for the agent the gateway sends the message to next.
+    env.setdefault("GRADIO_TEMP_DIR", str((settings.data_dir / "uploads").resolve()))
     children = [
-        *(_spawn(["backend", "--host", args.host, "--port", str(p)], env) for p in backend_ports),
-        *(_spawn(["agent", "--host", args.host, "--port", str(p)], env) for p in agent_ports),
+        *(
+            _child(f"backend {p}", ["backend", "--host", args.host, "--port", str(p)], env)
+            for p in backend_ports
+        ),
+        *(
+            _child(f"agent {p}", ["agent", "--host", args.host, "--port", str(p)], env)
+            for p in agent_ports
+        ),
+        supervisor.Child(
+            "gateway", lambda: _web(args, settings, dist, backend_ports, agent_ports, env)
+        ),
     ]
+    started: list[subprocess.Popen[bytes]] = []
     try:
-        children.append(_web(args, settings, dist, backend_ports, agent_ports, env))
+        for child in children:
+            started.append(child.spawn(time.monotonic()))
     except gateway.GatewayError:
-        _stop(children)
+        supervisor.stop(started)
         raise
     ready = [
         *(f"http://{args.host}:{p}/readyz" for p in backend_ports),
@@ -147,9 +165,9 @@ def cmd_up(args: argparse.Namespace) -> int:
         f"{web_url}/",
     ]
     try:
-        _wait_ready(ready, children, timeout=args.ready_timeout)
+        _wait_ready(ready, started, timeout=args.ready_timeout)
     except BaseException:  # not ready, or Ctrl-C while waiting: nothing is left running
-        _stop(children)
+        supervisor.stop(started)
         raise
     logins = ", ".join(f"{r} / {settings.seed_password(r) or '?'}" for r in _ROLES)
     for port in backend_ports:
@@ -157,8 +175,9 @@ def cmd_up(args: argparse.Namespace) -> int:
     for port in agent_ports:
         print(f"\nagent-chat agent: http://{args.host}:{port}/api/agent/gradio", end="")
     print(f"\ndemo logins: {logins}")
-    print(f"\nopen {web_url}/ in a browser (Ctrl-C stops everything)\n")
-    return _supervise(children)
+    print(f"\nopen {web_url}/ in a browser (Ctrl-C stops everything)\n", flush=True)
+    # A child that dies from now on is started again (backoff, logged); the others go on.
+    return supervisor.Supervisor(children).run()
 
 
 class NotReady(Exception):
@@ -239,32 +258,6 @@ def _web(
         static_root=dist,
     )
     return gateway.start((settings.data_dir / "gateway").resolve(), filled)
-
-
-def _stop(children: list[subprocess.Popen[bytes]]) -> None:
-    for child in children:
-        if child.poll() is None:
-            child.terminate()
-    for child in children:
-        try:
-            child.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            child.kill()
-
-
-def _supervise(children: list[subprocess.Popen[bytes]]) -> int:
-    stop = False
-
-    def _on_signal(signum: int, frame: object) -> None:
-        nonlocal stop
-        stop = True
-
-    signal.signal(signal.SIGINT, _on_signal)
-    signal.signal(signal.SIGTERM, _on_signal)
-    while not stop and all(c.poll() is None for c in children):
-        time.sleep(0.5)
-    _stop(children)
-    return 0 if stop else 1
 
 
 def refusal(exc: ValidationError) -> str:

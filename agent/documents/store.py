@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from agent import writes
 from agent.backend_client import BackendClient, BackendError
 from agent.context import Context
 from agent.documents.prepare import PreparedAttachments
@@ -30,8 +31,8 @@ async def record(
         return []
     path = f"/api/assistant/conversations/{context.conversation_id}/attachments"
     body = {"message_id": message_id, "items": prepared.records()}
-    try:
-        created = await client.call(context, "POST", path, json=body)
+    try:  # retried while the backend is away (stored once: one batch per message)
+        created = await writes.send(client, context, "POST", path, json=body)
     except BackendError as exc:
         log.warning("could not record %d attachments: %s", len(prepared.documents), exc)
         return []

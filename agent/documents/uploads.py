@@ -32,7 +32,11 @@ REASONS = {
     "not_uploaded": "{name} was not uploaded to this chat; only uploaded files can be attached.",
     "link_outside": "{name} points outside this chat's uploads and cannot be attached.",
     "missing": "{name} is no longer available; upload it again.",
+    # an upload's path (<folder>/<sha256>/<name>) in another folder: uploaded to another agent
+    # process whose folder this one does not share (docs/operations.md, "Faults")
+    "elsewhere": "{name} is no longer available (its server stopped); upload it again.",
 }
+UPLOAD_DIR = re.compile(r"^[0-9a-f]{64}$")
 
 
 def upload_root() -> Path:
@@ -52,7 +56,7 @@ def refusal(raw: str, root: Path | None = None) -> str | None:
     if not os.path.isabs(raw):
         return "relative"
     if not _inside(os.path.normpath(raw), root):
-        return "not_uploaded"
+        return "elsewhere" if UPLOAD_DIR.match(Path(raw).parent.name) else "not_uploaded"
     real = os.path.realpath(raw)
     if not _inside(real, root):
         return "link_outside"

@@ -34,6 +34,7 @@ from agent.errors import AgentError, Busy, Code, UsageLimit
 from agent.graph import Agent
 from agent.hooks import RunHooks, RunOutcome
 from agent.lease import Lease, LeaseHeld
+from agent.runs import takeover
 from agent.runs.state import Run, RunKind, Services
 from agent.stream import Turn
 
@@ -177,7 +178,11 @@ async def _take_lease(
         owner_url=settings.advertise_url,  # where viewers on other replicas reach this run
     )
     try:
-        await lease.acquire(wait_s=settings.confirm_wait_s if submit.action else 0)
+        # busy: taken from a holder found dead, or waited for (agent/runs/takeover.py)
+        wait_s = settings.confirm_wait_s if submit.action else 0
+        await takeover.acquire(
+            lease, services.client, context, wait_s=wait_s, ttl_s=settings.lease_ttl_s
+        )
     except LeaseHeld as exc:
         raise Busy("This conversation is busy with another run.") from exc
     except BackendError as exc:

@@ -25,7 +25,7 @@ from agent.config import Settings
 from agent.context import Context
 from agent.debug.recorder import CallRecorder
 from agent.debug.scrub import Scrubber
-from agent.errors import Code, LeaseLost
+from agent.errors import Code, LeaseLost, Unavailable
 from agent.graph import Agent, build_model, recursion_limit
 from agent.hooks import RunHooks
 from agent.lease import Lease, end_run
@@ -33,6 +33,7 @@ from agent.stream import Turn
 
 log = logging.getLogger(__name__)
 SUPERSEDED = "superseded by a new message"
+UNSAVED = "Your message could not be saved (the platform did not answer); send it again."
 
 
 class RunKind(Protocol):
@@ -123,6 +124,7 @@ class Run:
         self._writes: list[asyncio.Task[Any]] = []
         self._deferred: list[Coroutine[Any, Any, Any]] = []
         self._finished = False
+        self.unsaved = False  # a message of the person's was not stored (the backend stayed away)
 
     def config_with(self, *handlers: BaseCallbackHandler) -> RunnableConfig:
         """The run's config with callback handlers of one step of its own added."""
@@ -190,6 +192,7 @@ class Run:
             created = await writes.send(self.client, self.context, "POST", path, json=body)
         except BackendError as exc:
             log.warning("could not persist a %s message: %s", role, exc)
+            self.unsaved = self.unsaved or role == "user"
             return None
         return int(created["id"])
 
@@ -233,6 +236,8 @@ class Run:
             return
         self._finished = True
         await self.flush()
+        if self.unsaved:  # the answer stands, but the history lacks what it answers: say so
+            self.turn.fail(Unavailable(UNSAVED))
         if self.turn.entries:
             content, metadata = kind.record(self)
             self.ending["message"] = {"role": "assistant", "content": content, "metadata": metadata}

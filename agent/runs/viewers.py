@@ -49,6 +49,11 @@ def _failed(exc: AgentError) -> Messages:
     return turn.snapshot()
 
 
+def _is_failure(shown: Messages | None) -> bool:
+    """What `_lease` shows is an error (the backend away), not the run's absence."""
+    return any((m.get("metadata") or {}).get("type") == "error" for m in shown or [])
+
+
 def _interrupted(last: Messages) -> Messages:
     return [*last, *_failed(AgentError(INTERRUPTED, code=Code.RUN_INTERRUPTED))]
 
@@ -143,7 +148,10 @@ class Viewers:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.lease_ttl_s + 5
         while loop.time() < deadline:
-            now, _ = await self._lease(context)
+            now, shown = await self._lease(context)
+            if now is None and _is_failure(shown):  # the backend is away: ask again, not "ended"
+                await asyncio.sleep(POLL_S)
+                continue
             if now is None or now.get("run_id") != lease.get("run_id"):
                 return False
             if now.get("expired"):

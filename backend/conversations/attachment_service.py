@@ -41,7 +41,8 @@ async def create_many(
     conversation_id: uuid.UUID,
     data: AttachmentBatch,
 ) -> list[Attachment]:
-    """Record one message's attachments and their audit rows in one transaction."""
+    """Record one message's attachments and their audit rows in one transaction; again for
+    the same message, the rows it already has (the agent resends a write whose answer it lost)."""
     conversation = await conversations.get(
         session=session, actor=actor, conversation_id=conversation_id
     )
@@ -52,6 +53,14 @@ async def create_many(
         message = await session.get(Message, data.message_id)
         if message is None or message.conversation_id != conversation_id:
             raise NotFound("Message not found")
+        # One batch per message: sent again (its answer was lost in a fault), it is stored once.
+        recorded = await session.scalars(
+            select(Attachment)
+            .where(Attachment.message_id == data.message_id)
+            .order_by(Attachment.created_at, Attachment.id)
+        )
+        if existing := list(recorded):
+            return existing
     rows = [
         Attachment(conversation_id=conversation_id, message_id=data.message_id, **item.model_dump())
         for item in data.items

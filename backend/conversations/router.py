@@ -280,6 +280,7 @@ async def acquire_lease(
         ttl_s=body.ttl_s,
         run_id=body.run_id,
         owner_url=body.owner_url,
+        take_over=body.take_over,
         upsert=_LEASE_WITH_FACTS,
         params={
             **usage_service.standing_params(principal.user_id),

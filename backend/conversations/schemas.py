@@ -94,6 +94,9 @@ class LeaseRequest(BaseModel):
     run_id: str | None = Field(default=None, max_length=64)
     # where the holder serves the live run to other replicas (http(s) only)
     owner_url: str | None = Field(default=None, max_length=512, pattern=r"^https?://")
+    # the holder of a live lease whose process the agent found dead (its owner_url answers
+    # with another process, or not at all): the lease is taken from it before its TTL ends
+    take_over: str | None = Field(default=None, min_length=1, max_length=128)
 
 
 class LeaseThread(BaseModel):

@@ -288,6 +288,7 @@ async def acquire_lease(
     ttl_s: float,
     run_id: str | None = None,
     owner_url: str | None = None,
+    take_over: str | None = None,
     upsert: Executable,
     params: Mapping[str, Any],
 ) -> tuple[AgentRun, Row[Any]]:
@@ -295,7 +296,8 @@ async def acquire_lease(
     an archived conversation CONVERSATION_ARCHIVED (no run starts on one, nor goes on).
 
     `upsert`: a `lease_upsert` whose answer columns are read in the same statement (no second
-    one), their bound values in `params`; the row it returns comes back with the run."""
+    one), their bound values in `params`; the row it returns comes back with the run.
+    `take_over`: a live holder the agent found dead, whose lease is taken before it expires."""
     conversation = await _locked(session=session, actor=actor, conversation_id=conversation_id)
     if conversation.is_archived:
         await session.rollback()
@@ -310,6 +312,7 @@ async def acquire_lease(
         "expires_at": now + timedelta(seconds=ttl_s),
         "run_id": run_id,
         "owner_url": owner_url,
+        "take_over": take_over,
     }
     row = (await session.execute(upsert, {**params, **values})).one_or_none()
     if row is None:
@@ -325,7 +328,8 @@ async def acquire_lease(
         action="conversation.lease_acquire",
         resource_type="conversation",
         resource_id=str(conversation_id),
-        details={"holder": holder, "ttl_s": ttl_s},
+        details={"holder": holder, "ttl_s": ttl_s}
+        | ({"took_over": take_over} if take_over else {}),
     )
     await session.commit()
     return run, facts
@@ -357,7 +361,10 @@ def lease_upsert(answer: Sequence[ColumnElement[Any]]) -> Executable:
                 # A renewal by the same holder keeps its start; a takeover starts anew.
                 "acquired_at": case((AgentRun.holder == holder, AgentRun.acquired_at), else_=now),
             },
-            where=(AgentRun.expires_at < now) | (AgentRun.holder == holder),
+            # expired, renewed by its holder, or taken from a holder found dead (NULL: never)
+            where=(AgentRun.expires_at < now)
+            | (AgentRun.holder == holder)
+            | (AgentRun.holder == bindparam("take_over")),
         )
         .returning(AgentRun, *answer)  # the answer's columns in the same statement
     )

@@ -87,6 +87,24 @@ def test_agent_records_a_messages_files_and_the_owner_lists_and_reads_them(api, 
     assert one.json()["size"] == 1874
 
 
+def test_a_batch_sent_again_for_the_same_message_is_stored_once(api, sql, person):
+    """The agent resends a batch whose answer a fault lost (agent/runs/writes.py): the second
+    answer is the rows the first stored, and no row or audit row is added."""
+    cid = create_conversation(api, person.headers)["id"]
+    message = append(api, person.agent, cid, "summarise this")
+    body = {"message_id": message["id"], "items": [item()]}
+
+    first = api.post(path(cid), json=body, headers=person.agent)
+    again = api.post(path(cid), json=body, headers=person.agent)
+
+    assert first.status_code == 201, first.text
+    assert again.status_code == 201, again.text
+    assert [i["id"] for i in again.json()["items"]] == [i["id"] for i in first.json()["items"]]
+    assert count_rows(sql, cid) == 1
+    (row,) = first.json()["items"]
+    assert len(audit_rows(sql, action="attachment.create", resource_id=row["id"])) == 1
+
+
 def test_attachments_without_a_message_are_recorded_with_a_null_link(api, sql, person):
     cid = create_conversation(api, person.headers)["id"]
     created = api.post(path(cid), json={"items": [item()]}, headers=person.agent)

@@ -32,8 +32,9 @@ OBSERVABILITY: dict[str, Any] = {
     for name, service in COMPOSE["services"].items()
     if "observability" in service.get("profiles", [])
 }
-# Read by common/observability.py (and the OpenTelemetry SDK), not by the Settings.
-OPERATIONS_ENV = {"LOG_FORMAT", "OTEL_EXPORTER_OTLP_ENDPOINT"}
+# Read by common/observability.py (and the OpenTelemetry SDK), not by the Settings, and
+# Gradio's upload folder (one for every agent replica).
+OPERATIONS_ENV = {"LOG_FORMAT", "OTEL_EXPORTER_OTLP_ENDPOINT", "GRADIO_TEMP_DIR"}
 ALL_INTERFACES = "0.0.0.0"  # noqa: S104 (inside a container, as the services bind)
 REQUIRED_SECRET = re.compile(r"^\$\{[A-Z_]+:\?[^}]+\}$")
 

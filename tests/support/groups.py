@@ -15,10 +15,14 @@ from xdist.scheduler import LoadScopeScheduling
 
 # tests/superset/ starts two real Superset instances (~350 MB each) once, for all its modules.
 ONE_WORKER = ("tests/e2e/", "tests/faults/", "tests/superset/")
+# In a one-worker suite's folder but with a stack of its own: a group of its own, beside it.
+OWN_STACK = ("tests/faults/test_chaos_short.py",)
 
 
 def group_of(nodeid: str) -> str:
     module = nodeid.split("::", 1)[0]
+    if module in OWN_STACK:
+        return module
     return next((suite for suite in ONE_WORKER if module.startswith(suite)), module)
 
 

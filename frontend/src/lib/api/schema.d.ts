@@ -2762,6 +2762,8 @@ export interface components {
             owner_url?: string | null;
             /** Run Id */
             run_id?: string | null;
+            /** Take Over */
+            take_over?: string | null;
             /**
              * Ttl S
              * @default 15

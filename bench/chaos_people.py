@@ -195,7 +195,11 @@ class Person:
                         if event == "complete":
                             return last
                     elif line.startswith("data:") and event == "error":
-                        turn.outcome = f"gradio-error:{line.partition(':')[2].strip()[:80]}"
+                        said = line.partition(":")[2].strip()
+                        turn.outcome = f"gradio-error:{said[:80]}"
+                        # the job's process died and another agent answers its event id: the
+                        # browser attaches again, and so does the person here
+                        turn.cut = "404" in said
                         return None
         except (httpx.HTTPError, ValueError):  # cut, possibly mid-line
             pass

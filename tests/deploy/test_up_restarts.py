@@ -75,13 +75,15 @@ def test_a_killed_backend_is_restarted_while_the_other_keeps_the_app_answering(
                 answer = web_client.post("/api/auth/login", json=login)
                 assert answer.status_code == 200, answer.text
             back_at = None
-            while time.monotonic() - killed_at < 10:
+            # Idle, it is back in 1-3 s (the backoff's 0.5 s and a start); the bound is wide
+            # because a loaded two-core CI machine starts a Python process slowly.
+            while time.monotonic() - killed_at < 60:
                 with contextlib.suppress(httpx.HTTPError):
                     if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).is_success:
                         back_at = time.monotonic()
                         break
                 time.sleep(0.1)
-            assert back_at is not None, "the killed backend was not back within 10 s"
+            assert back_at is not None, "the killed backend was not back within 60 s"
             assert web_client.post("/api/auth/login", json=login).status_code == 200
         now = _children(up.pid)
         spawned += now

@@ -98,7 +98,7 @@ def test_edit_rate_share_export_and_the_feedback_view(
     # 2. Rate the answer with a note.
     bar = owner.get_by_test_id("feedback").last
     bar.get_by_test_id("feedback-up").click()
-    expect(bar).to_have_attribute("data-rating", "up")
+    expect(bar).to_have_attribute("data-rating", "up", timeout=15_000)
     bar.get_by_test_id("feedback-note").fill("Right call")
     bar.get_by_test_id("feedback-send").click()
     expect(bar.get_by_role("status")).to_be_visible()

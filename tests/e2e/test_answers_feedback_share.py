@@ -97,8 +97,14 @@ def test_edit_rate_share_export_and_the_feedback_view(
 
     # 2. Rate the answer with a note.
     bar = owner.get_by_test_id("feedback").last
-    bar.get_by_test_id("feedback-up").click()
-    expect(bar).to_have_attribute("data-rating", "up", timeout=15_000)
+    # A click that lands while the finished turn is re-rendered from its history can be lost
+    # (noted in issue 36's closing note); a person clicks again, and so does this test.
+    for _ in range(6):
+        bar.get_by_test_id("feedback-up").click()
+        if bar.get_attribute("data-rating") == "up":
+            break
+        owner.wait_for_timeout(2_000)
+    expect(bar).to_have_attribute("data-rating", "up")
     bar.get_by_test_id("feedback-note").fill("Right call")
     bar.get_by_test_id("feedback-send").click()
     expect(bar.get_by_role("status")).to_be_visible()

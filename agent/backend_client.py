@@ -168,7 +168,7 @@ class BackendClient:
         if context.channel is not None:
             kwargs["headers"] = {**kwargs.get("headers", {}), "X-Channel": context.channel}
         return await self.request(
-            method, path, user_token=context.user_token, run_id=context.run_id, **kwargs
+            method, path, user_token=context.user_token, run_id=context.audit_run_id, **kwargs
         )
 
 

@@ -23,7 +23,7 @@ class Context:
     roles: tuple[str, ...]
     conversation_id: str
     focus: dict[str, Any] | None = None  # what the person is looking at (FR-023), e.g. a dashboard
-    run_id: str | None = None  # the run tools act for (X-Run-Id, in the backend's audit)
+    audit_run_id: str | None = None  # the run tools act for (X-Run-Id in the audit)
     channel: str | None = None  # how the call came in when not a chat (X-Channel, e.g. "mcp")
     lang: str = "en"  # the person's language ("en"/"ru", agent/language.py): the card's line
     offer_tools: bool = True  # False in mode `none`: the model is offered no tools (NoTools)

@@ -59,18 +59,20 @@ class Code(StrEnum):
     NOT_EXECUTED = "NOT_EXECUTED"
     BACKEND_ERROR = "BACKEND_ERROR"
     BACKEND_TIMEOUT = "BACKEND_TIMEOUT"
-    # a diagnosis's stop reason or failure (the `diagnosis` message's `stop_reason`, `error`)
-    SATURATED = "SATURATED"
-    DEADLINE = "DEADLINE"
-    INVALID_DRAFT = "INVALID_DRAFT"
     SUPERSET_UNAVAILABLE = "SUPERSET_UNAVAILABLE"  # the backend's Superset did not answer
     CONFIRMATION_REQUIRED = "CONFIRMATION_REQUIRED"
     MCP_UNAVAILABLE = "MCP_UNAVAILABLE"
     MCP_ERROR = "MCP_ERROR"
+    # a diagnosis's stop reason or failure (the `diagnosis` message's `stop_reason`, `error`)
+    SATURATED = "SATURATED"
+    DEADLINE = "DEADLINE"
+    INVALID_DRAFT = "INVALID_DRAFT"
 
 
 # The `stop_reason`s of a stopped diagnosis (CONTRACT.md, "Diagnosis"), in the browser too.
 DIAGNOSIS_STOP_REASONS = (Code.SATURATED, Code.BUDGET_EXHAUSTED, Code.DEADLINE, Code.CANCELLED)
+# The `error.code`s of a failed diagnosis (agent/diagnosis/run.py FAILURES), in the browser too.
+DIAGNOSIS_FAILURES = (Code.INVALID_DRAFT, Code.LLM_ERROR)
 
 
 # The backend's codes (backend/codes.py `Code`) the agent reads from an error envelope and acts

@@ -228,7 +228,7 @@ class LlmRetry(AgentMiddleware[Any, Context, Any]):
                 response = await handler(request)
             except openai.APIError as exc:
                 if attempt == 2 or not _retryable(exc):
-                    raise LlmFailure(describe_llm_error(exc)) from exc
+                    raise llm_failure(exc) from exc
                 log.warning("model call failed (%s); retrying once", type(exc).__name__)
             else:
                 if not _malformed(response):
@@ -241,12 +241,14 @@ class LlmRetry(AgentMiddleware[Any, Context, Any]):
         raise AssertionError("unreachable")
 
 
-def describe_llm_error(exc: openai.APIError) -> str:
+def llm_failure(exc: openai.APIError) -> LlmFailure:
+    """The one mapping of a model client's error to what a person is shown (LLM_ERROR and a
+    sentence without the provider's body): the agent graph's, a workflow step's, a diagnosis's."""
     if isinstance(exc, openai.APIStatusError):
-        return f"The language model answered with an error (HTTP {exc.status_code})."
+        return LlmFailure(f"The language model answered with an error (HTTP {exc.status_code}).")
     if isinstance(exc, openai.APITimeoutError) and timed_out(exc):
-        return "The language model did not answer in time."
-    return "The language model could not be reached."
+        return LlmFailure("The language model did not answer in time.")
+    return LlmFailure("The language model could not be reached.")
 
 
 def timed_out(exc: BaseException) -> bool:

@@ -1,12 +1,12 @@
-"""One run's budget: model rounds, tokens (from the usage the model reports), a deadline and
-cancellation, checked before every model round. Running out is a controlled stop, not an
-error: `RunStopped` carries the reason up to the session, which reports it as `stopped`."""
+"""One run's budget: model rounds and tokens (from the usage the model reports), checked
+before every model round. Running out is a controlled stop, not an error: `RunStopped` carries
+the reason up to the session, which reports it as `stopped`. The deadline and a lost lease are
+the run skeleton's (agent/runs/skeleton.py): they end the run mid-round."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage
@@ -24,33 +24,15 @@ class RunStopped(Exception):
         self.reason: StopReason = reason
 
 
-def _never() -> bool:
-    return False
-
-
 @dataclass
 class Budget:
     max_model_calls: int
     max_tokens: int
-    deadline_s: float
-    cancelled: Callable[[], bool] = _never
-    started: float = field(default_factory=time.monotonic)
     model_calls: int = 0
     tokens: int = 0
 
-    @property
-    def deadline(self) -> float:
-        return self.started + self.deadline_s
-
-    def left_s(self) -> float:
-        return max(0.0, self.deadline - time.monotonic())
-
     def before_round(self) -> None:
         """Spend one model round, or raise RunStopped if the run may not take another."""
-        if self.cancelled():
-            raise RunStopped(Code.CANCELLED)
-        if time.monotonic() >= self.deadline:
-            raise RunStopped(Code.DEADLINE)
         if self.model_calls >= self.max_model_calls or self.tokens >= self.max_tokens:
             raise RunStopped(Code.BUDGET_EXHAUSTED)
         self.model_calls += 1

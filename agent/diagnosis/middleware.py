@@ -1,8 +1,9 @@
 """Where a diagnosis run's rules are enforced, inside the framework's own loop.
 
-`RoundBudget` wraps every model round: budget, deadline and cancellation are checked before
-the model is called, reported usage is counted after, and a model that calls a tool once
-STOP_REQUIRED is in force is stopped (SATURATED). No retry: a failed round fails the run.
+`RoundBudget` wraps every model round: the rounds and tokens budget is checked before the
+model is called (the deadline and a lost lease are the run skeleton's), reported usage is
+counted after, and a model that calls a tool once STOP_REQUIRED is in force is stopped
+(SATURATED). No retry: a failed round fails the run.
 
 `ProgressProtocol` wraps every tool call: unknown tools, malformed envelopes and protocol
 violations get an ERROR observation with a stable code and the business tool does not run;

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -22,7 +22,7 @@ from agent.diagnosis.draft import DiagnosisDraft, DraftError, parse_draft
 from agent.diagnosis.ledger import Ledger
 from agent.diagnosis.middleware import ProgressProtocol, RoundBudget
 from agent.diagnosis.prompt import system_prompt
-from agent.errors import Code
+from agent.errors import DIAGNOSIS_FAILURES, Code
 from agent.stream import messages
 
 log = logging.getLogger(__name__)
@@ -32,6 +32,7 @@ FAILURES: dict[str, str] = {
     Code.INVALID_DRAFT: "The model's answer was not a valid diagnosis draft; nothing was kept.",
     Code.LLM_ERROR: "The language model failed during the diagnosis.",
 }
+assert tuple(FAILURES) == DIAGNOSIS_FAILURES, "the browser's list is generated from errors.py"
 
 
 @dataclass(frozen=True)
@@ -68,15 +69,12 @@ class DiagnosisRun:
         *,
         model: BaseChatModel,
         tools: Sequence[BaseTool],
-        cancelled: Callable[[], bool],
     ) -> None:
         self.run_id = str(uuid.uuid4())
         self.settings = settings
         self.budget = Budget(
             max_model_calls=settings.max_model_calls,
             max_tokens=settings.max_tokens,
-            deadline_s=settings.deadline_s,
-            cancelled=cancelled,
         )
         self.ledger = Ledger(
             saturation_threshold=settings.saturation_threshold,

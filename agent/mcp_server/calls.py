@@ -73,7 +73,7 @@ async def serve(
         username=call.caller.username,
         roles=call.caller.roles,
         conversation_id="",
-        run_id=f"mcp-{call.call_id}",
+        audit_run_id=f"mcp-{call.call_id}",
         channel=CHANNEL,
     )
     tool = tools.get(call.tool)

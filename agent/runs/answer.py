@@ -17,7 +17,7 @@ from langgraph.types import Command, Durability, StreamMode
 
 from agent import hitl
 from agent.checkpoints import StoreUnavailable
-from agent.errors import AgentError, BudgetExhausted, LlmFailure
+from agent.errors import BudgetExhausted, LlmFailure
 from agent.runs.state import Run
 from agent.stream import AnswerText, apply
 
@@ -30,33 +30,25 @@ DURABILITY: Durability = "sync"
 
 
 async def answer(run: Run, graph_input: Command[Any] | dict[str, Any]) -> None:
-    """Stream the graph's answer to `graph_input` into the run's turn; a failure the run goes
-    on after (the model, the store, the budgets, the deadline) is shown as the turn's error."""
+    """Stream the graph's answer to `graph_input` into the run's turn; a failure of the engine
+    the run goes on after (the model, the store, the call budgets) is shown as the turn's
+    error. The deadline, a lost lease and the daily budget end it in the skeleton."""
     pending: list[hitl.Pending] = []
-    config = run.config_with(AnswerText(run.turn, then=run.start_writes))
+    config = run.config_with(AnswerText(run.turn))
     try:
-        async with run.streaming():
-            async for update in run.agent.astream(
-                graph_input,
-                config,
-                context=run.context,
-                stream_mode=STREAM_MODE,
-                durability=DURABILITY,
-            ):
-                pending.extend(apply(run.turn, update))
-                if run.deferring and _answering(update):
-                    run.start_writes()
-                run.check()
+        async for update in run.agent.astream(
+            graph_input,
+            config,
+            context=run.context,
+            stream_mode=STREAM_MODE,
+            durability=DURABILITY,
+        ):
+            pending.extend(apply(run.turn, update))
+            run.check()
     except (LlmFailure, StoreUnavailable) as exc:
         run.turn.fail(exc)
     except (ModelCallLimitExceededError, GraphRecursionError):
         run.turn.fail(BudgetExhausted("This request used up its model-call budget."))
-    except TimeoutError:
-        await close_open_calls(run)
-        run.turn.fail(BudgetExhausted("This request ran out of time."))
-    except AgentError as exc:  # UsageLimit between two model calls: keep what was said
-        await close_open_calls(run)
-        run.turn.fail(exc)
     if pending:  # its card's Edit form is built from the tool's argument schema
         schema = hitl.argument_schema(run.tools.get(pending[0].tool))
         run.turn.confirm(dataclasses.replace(pending[0], schema=schema))
@@ -82,8 +74,3 @@ async def close_open_calls(run: Run) -> None:
         node = "tools" if any(isinstance(m, ToolMessage) for m in messages) else "model"
         await run.write_thread(messages, as_node=node)
 
-
-def _answering(update: Any) -> bool:
-    """Whether a step shows the model's answer (a model or tool step; AnswerText tells of the
-    tokens)."""
-    return isinstance(update, dict) and bool({"model", "tools"} & update.keys())

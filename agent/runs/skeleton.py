@@ -5,11 +5,13 @@
               -> drive(run, kind) -> hooks.finished(outcome)
               -> the end: the turn's row, its debug record, the hooks' closing parts (usage)
                  and the lease's release in one request -> hooks.flush()
-    drive()   routing.route() picks the kind -> kind.prepare() -> kind.execute()
-              cancelled:  kind.stop() closes what is open, then the finish
+    drive()   routing.route() picks the kind -> kind.prepare()
+              -> kind.execute() under the run's deadline and lease (Run.running)
+              ended early (stop, deadline, lease lost, daily budget): kind.stop(reason)
+                          closes what is open; the deadline's and the budget's error is shown
               an error:   the writes queued so far are stored, then the error is shown
-              finally:    the finish (deferred writes; the assistant row and debug record
-                          are prepared for the end)
+              finally:    the finish, once (deferred writes; the assistant row and debug
+                          record prepared for the end), then kind.stored()
 
 A kind (agent/runs/kinds/: dynamic, none, workflow, diagnose) implements `RunKind` and uses the
 `Run` it is given (agent/runs/state.py): its history writes, deferred writes, the deadline, the
@@ -30,7 +32,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from agent import inputs
 from agent.backend_client import BackendError
 from agent.context import Context
-from agent.errors import AgentError, Busy, Code, UsageLimit
+from agent.errors import AgentError, BudgetExhausted, Busy, Code, LeaseLost, UsageLimit
 from agent.graph import Agent
 from agent.hooks import RunHooks, RunOutcome
 from agent.lease import Lease, LeaseHeld
@@ -42,43 +44,73 @@ log = logging.getLogger(__name__)
 
 
 async def drive(run: Run, route: Any) -> None:
-    """Run one submit under its lease: the kind `route(run)` picks, with the finish in a
-    `finally` so that every path stores what it queued."""
+    """Run one submit under its lease: the kind `route(run)` picks, its `execute` under the
+    run's deadline and lease (`Run.running`), each early end closed by the kind's `stop`, and
+    the finish in a `finally` so that every path stores what it queued. The one place a run's
+    end is decided:
+
+        done, past the deadline, the daily budget   the answer (and the error) is stored
+        the person's stop                           what was said is stored, then the cancel
+        the lease lost, an error in `prepare`       what was queued is stored, the error raised
+    """
     kind: RunKind | None = None
-    failed = False
+    executing = answered = False
     try:
         kind = await route(run)
         await kind.prepare(run)
-        await kind.execute(run)
+        executing = True
+        try:
+            async with run.running(kind.deadline_s(run)):
+                await kind.execute(run)
+        except TimeoutError:
+            await _stop(run, kind, Code.DEADLINE)
+            if kind.out_of_time is not None:
+                run.turn.fail(BudgetExhausted(kind.out_of_time))
+        answered = True
     except asyncio.CancelledError:
-        if kind is not None:
-            await asyncio.shield(_stop(run, kind))
+        if executing:
+            await asyncio.shield(_stop(run, _known(kind), Code.CANCELLED))
+            answered = True
+        raise
+    except LeaseLost as exc:
+        # another run owns the conversation now (or it was archived): the kind closes what is
+        # its own, and the turn is no answer to store
+        if executing:
+            await asyncio.shield(_stop(run, _known(kind), Code(exc.code)))
         raise
     except UsageLimit as exc:
         # The daily budget was reached between two model calls: the run stops there as a stop
         # does (open calls closed) and stores what it had said, with the error after it.
-        if kind is None:
-            failed = True
+        if not executing:
             raise
-        await asyncio.shield(_stop(run, kind))
+        await asyncio.shield(_stop(run, _known(kind), Code.USAGE_LIMIT))
         run.turn.fail(exc)
-    except BaseException:
-        failed = True
-        raise
+        answered = True
     finally:
-        if failed or kind is None:
-            # an error ends the run: what it queued is stored, the error is shown, and the
-            # turn is no answer to store (another run may own the conversation by now)
+        if answered and kind is not None:
+            await asyncio.shield(_finish(run, kind))
+        else:  # what was queued is stored; the error is shown by the caller
             await asyncio.shield(run.flush())
-        else:
-            await asyncio.shield(run.finish(kind))
 
 
-async def _stop(run: Run, kind: RunKind) -> None:
+def _known(kind: RunKind | None) -> RunKind:
+    assert kind is not None, "a run executes only once routed"
+    return kind
+
+
+async def _stop(run: Run, kind: RunKind, reason: Code) -> None:
     try:
-        await kind.stop(run)
+        await kind.stop(run, reason)
     except Exception:
         log.exception("could not close the stopped run of %s", run.context.conversation_id)
+
+
+async def _finish(run: Run, kind: RunKind) -> None:
+    await run.finish(kind)
+    try:
+        await kind.stored(run)
+    except Exception:
+        log.exception("could not complete the stored run of %s", run.context.conversation_id)
 
 
 async def serve(

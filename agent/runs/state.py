@@ -33,21 +33,44 @@ from agent.stream import Turn
 
 log = logging.getLogger(__name__)
 SUPERSEDED = "superseded by a new message"
+# why a run may not go on, by the code of its LeaseLost (Run.check)
+LEASE_LOST = {
+    Code.CONVERSATION_ARCHIVED: "This conversation was archived during the reply.",
+    Code.CONVERSATION_BUSY: "Another run took this conversation.",
+}
 UNSAVED = "Your message could not be saved (the platform did not answer); send it again."
 
 
 class RunKind(Protocol):
-    """One kind of run. `prepare` reads and checks what the run needs (nothing is shown or run
-    yet); `execute` runs it; `stop` closes what is open when the run is cancelled; `record`
-    is the (content, metadata) of the turn's assistant history row."""
+    """One kind of run; the skeleton (agent/runs/skeleton.py) calls it in this order.
+
+    `prepare` reads and checks what the run needs (nothing is shown or run yet); `execute` runs
+    it under the run's deadline (`deadline_s`) and lease; `stop(reason)` closes what is open when
+    the run ends early: the person's stop (CANCELLED), the deadline (DEADLINE), a lost lease
+    (CONVERSATION_BUSY, CONVERSATION_ARCHIVED) or the daily budget (USAGE_LIMIT); `record` is the
+    (content, metadata) of the turn's assistant history row; `stored` follows once it is stored.
+    """
+
+    @property
+    def links_row(self) -> bool:
+        """The row is stored as the run ends, before the lease's release, for a kind that needs
+        its id in `stored` (a workflow links its execution to it); else it rides on the release."""
+
+    @property
+    def out_of_time(self) -> str | None:
+        """The turn's error past the deadline; None for a kind whose `stop` shows it itself."""
+
+    def deadline_s(self, run: Run) -> float: ...
 
     async def prepare(self, run: Run) -> None: ...
 
     async def execute(self, run: Run) -> None: ...
 
-    async def stop(self, run: Run) -> None: ...
+    async def stop(self, run: Run, reason: Code) -> None: ...
 
     def record(self, run: Run) -> tuple[str, dict[str, Any]]: ...
+
+    async def stored(self, run: Run) -> None: ...
 
 
 class Services:
@@ -124,6 +147,9 @@ class Run:
         self._writes: list[asyncio.Task[Any]] = []
         self._deferred: list[Coroutine[Any, Any, Any]] = []
         self._finished = False
+        # from the turn's first output on, writes start as they are queued (`later`)
+        self._writing = turn.version > 0
+        turn.on_first_output.append(self.start_writes)
         self.unsaved = False  # a message of the person's was not stored (the backend stayed away)
 
     def config_with(self, *handlers: BaseCallbackHandler) -> RunnableConfig:
@@ -141,28 +167,21 @@ class Run:
     def check(self) -> None:
         """Raise LeaseLost if the run may not go on: the conversation was archived under it,
         or another run took its lease. Every kind calls it between its steps."""
-        if self.lease.archived:
-            raise LeaseLost(
-                "This conversation was archived during the reply.",
-                code=Code.CONVERSATION_ARCHIVED,
-            )
-        if self.lease.lost:
-            raise LeaseLost("Another run took this conversation.", code=Code.CONVERSATION_BUSY)
-
-    def deadline(self, seconds: float | None = None) -> asyncio.Timeout:
-        """The run's deadline (TimeoutError past it); each kind says what that means."""
-        return asyncio.timeout(
-            seconds if seconds is not None else self.settings.agent.run_deadline_s
-        )
+        for code, gone in (
+            (Code.CONVERSATION_ARCHIVED, self.lease.archived),
+            (Code.CONVERSATION_BUSY, self.lease.lost),
+        ):
+            if gone:
+                raise LeaseLost(LEASE_LOST[code], code=code)
 
     @contextlib.asynccontextmanager
-    async def streaming(self) -> AsyncIterator[None]:
-        """The run's deadline, brought forward to now when the lease is found lost: a kind
-        that streams a model's answer (its tokens reach the turn by callback, with no step of
-        the kind's own in between) stops mid-answer. Out of the block comes the lease's error,
-        as `check` raises it, or TimeoutError past the deadline."""
+    async def running(self, seconds: float) -> AsyncIterator[None]:
+        """The run's deadline, brought forward to now when the lease is found lost, so that a
+        kind stops mid-step (a model's answer reaches the turn by callback, with no step of the
+        kind's own in between). Out of the block comes the lease's error, as `check` raises it,
+        or TimeoutError past the deadline. The skeleton runs every kind's `execute` in it."""
         try:
-            async with self.deadline() as deadline:
+            async with asyncio.timeout(seconds) as deadline:
                 loop = asyncio.get_running_loop()
 
                 def now() -> None:
@@ -200,21 +219,22 @@ class Run:
         self.later(self.append(role, content, metadata))
 
     def later(self, write: Coroutine[Any, Any, Any]) -> None:
-        """Persist in the background once the model answers; awaited before the turn is saved.
+        """Persist in the background from the turn's first output on (`Turn.on_first_output`,
+        the one trigger for every kind); awaited before the turn is saved (`flush`).
 
-        Started after the first output rather than at once: under a burst of submits the
-        backend's writes would otherwise delay every run's first model call.
+        Deferred until then rather than started at once: under a burst of submits the
+        backend's writes would otherwise delay every run's first model call. Once the turn
+        has shown something, a write starts as it is queued.
         """
         self._deferred.append(write)
+        if self._writing:
+            self.start_writes()
 
     def start_writes(self) -> None:
-        """Start the writes `later` deferred (idempotent)."""
+        """Start the writes `later` deferred, and any queued from now on (idempotent)."""
+        self._writing = True
         self._writes.extend(asyncio.create_task(write) for write in self._deferred)
         self._deferred.clear()
-
-    @property
-    def deferring(self) -> bool:
-        return bool(self._deferred)
 
     async def flush(self) -> None:
         """Start and await every write queued so far (a failed one is logged, never raised)."""
@@ -224,13 +244,12 @@ class Run:
             if isinstance(result, BaseException):
                 log.warning("a deferred write failed: %r", result)
 
-    async def finish(self, kind: RunKind, *, now: bool = False) -> None:
+    async def finish(self, kind: RunKind) -> None:
         """Persist the turn after the messages written before it (once; later calls are no-ops).
 
         The turn's assistant row and its debug record ride on the run's end: the lease's
-        release stores them in the same request (`serve`), one round trip instead of three.
-        `now` stores them at once instead, for a kind that needs `message_id` before the run
-        ends (a workflow links its execution to the row).
+        release stores them in the same request (`serve`), one round trip instead of three;
+        a kind that `links_row` has them stored at once instead, for `stored` to use its id.
         """
         if self._finished:
             return
@@ -242,7 +261,7 @@ class Run:
             content, metadata = kind.record(self)
             self.ending["message"] = {"role": "assistant", "content": content, "metadata": metadata}
             self.ending["debug"] = self.recorder.record(self._scrubber())
-        if now and self.ending:
+        if kind.links_row and self.ending:
             self.stored(await end_run(self.client, self.context, self.ending))
             self.ending = {}
 

@@ -26,7 +26,7 @@ from agent.backend_client import BackendError
 from agent.context import Context
 from agent.errors import AgentError, Code
 from agent.hitl import Pending
-from agent.middleware import describe_llm_error, safe_backend_error
+from agent.middleware import llm_failure, safe_backend_error
 from agent.prompts import WORKFLOW_STEP_ID_PREFIX, WORKFLOW_STEP_SYSTEM
 from agent.tools.names import CONFIRM_TOOLS, describe_call
 from agent.workflows.definitions import Definition, LlmStep, ToolStep
@@ -227,7 +227,8 @@ class Execution:
                     parts.append(chunk.text)
                     self.timeline.text(index, chunk.text)
         except openai.APIError as exc:
-            raise StepFailure(Code.LLM_ERROR, describe_llm_error(exc)) from exc
+            failure = llm_failure(exc)
+            raise StepFailure(failure.code, failure.message) from exc
         return "".join(parts)
 
     async def _record(self, index: int, step: Any, status: str, **fields: Any) -> None:

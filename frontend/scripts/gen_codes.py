@@ -5,7 +5,7 @@
 
 The codes come from `agent.errors.Code` (in its order, grouped by the section comments inside
 the enumeration: errors that end a turn, notices, a tool card's or a step's error, a
-diagnosis's stop reasons and failure) and `agent.errors.DIAGNOSIS_STOP_REASONS`; the tool
+diagnosis's stop reasons and failure) and `agent.errors.DIAGNOSIS_STOP_REASONS` and `DIAGNOSIS_FAILURES`; the tool
 names from `agent.tools.names.TOOL_NAMES`. Both modules are light (no LangChain, no network).
 """
 
@@ -18,7 +18,7 @@ import re
 import sys
 from pathlib import Path
 
-from agent.errors import DIAGNOSIS_STOP_REASONS, Code
+from agent.errors import DIAGNOSIS_FAILURES, DIAGNOSIS_STOP_REASONS, Code
 from agent.tools.names import TOOL_NAMES
 
 FRONTEND = Path(__file__).resolve().parents[1]
@@ -93,6 +93,12 @@ def generate() -> str:
             "The stop_reason of a stopped diagnosis.",
         ),
         "export type DiagnosisStopReason = (typeof DIAGNOSIS_STOP_REASONS)[number];\n",
+        _array(
+            "DIAGNOSIS_FAILURES",
+            [code.value for code in DIAGNOSIS_FAILURES],
+            "The error.code of a failed diagnosis (each has its own sentence).",
+        ),
+        "export type DiagnosisFailure = (typeof DIAGNOSIS_FAILURES)[number];\n",
         _array("TOOLS", list(TOOL_NAMES), "The agent's tools (CONTRACT.md, Tools)."),
         "export type ToolName = (typeof TOOLS)[number];\n",
     ]

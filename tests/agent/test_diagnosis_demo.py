@@ -31,13 +31,12 @@ async def diagnose(
         DiagnosisSettings(),
         model=DemoChatModel(),
         tools=evidence_tools(client),
-        cancelled=lambda: False,
     )
     message = HumanMessage(model_input(query, focus=focus, previous=None))
     result = await run.agent.ainvoke(
         {"messages": [message]},
         {"recursion_limit": run.recursion_limit},
-        context=dataclasses.replace(context, run_id=run.run_id),
+        context=dataclasses.replace(context, audit_run_id=run.run_id),
     )
     final = result["messages"][-1]
     assert isinstance(final, AIMessage)

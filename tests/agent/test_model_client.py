@@ -26,7 +26,7 @@ from pydantic import SecretStr
 
 from agent.config import Settings
 from agent.graph import build_model
-from agent.middleware import describe_llm_error
+from agent.middleware import llm_failure
 from agent.perf.openai_stream import ChunkDicts, PlainCompletions
 from tests.fakes.llm_server import FakeLLM
 
@@ -151,7 +151,7 @@ async def _failure(model: Any) -> str:
     """How the agent describes the model call's failure (agent/middleware.py)."""
     with pytest.raises(openai.APIError) as raised:
         await model.ainvoke([HumanMessage("check dashboard 42")])
-    return describe_llm_error(raised.value)
+    return llm_failure(raised.value).message
 
 
 def _closed_port() -> int:

@@ -84,6 +84,7 @@ def test_a_killed_backend_is_restarted_while_the_other_keeps_the_app_answering(
                         break
                 time.sleep(0.1)
             assert back_at is not None, "the killed backend was not back within 60 s"
+            print(f"the killed backend answered /readyz again {back_at - killed_at:.1f} s later")
             assert web_client.post("/api/auth/login", json=login).status_code == 200
         now = _children(up.pid)
         spawned += now

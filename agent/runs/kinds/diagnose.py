@@ -19,13 +19,14 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphRecursionError
 
-from agent.diagnosis.budget import RunStopped
+from agent.diagnosis.budget import RunStopped, StopReason
 from agent.diagnosis.envelope import evidence_tools
 from agent.diagnosis.previous import previous_diagnosis
 from agent.diagnosis.request import PreviousTurn, QueryTooLong, check_query, model_input
 from agent.diagnosis.run import DiagnosisOutcome, DiagnosisRun
 from agent.diagnosis.summary import summarise
 from agent.errors import Code, InvalidInput
+from agent.middleware import llm_failure
 from agent.runs.question import opening
 from agent.runs.state import Run
 
@@ -35,6 +36,9 @@ UNFINISHED = {"code": Code.CANCELLED, "message": "The diagnosis stopped before t
 
 class DiagnosisChat:
     """One evidence-based diagnosis, persisted like a chat turn (a `RunKind`)."""
+
+    links_row = False
+    out_of_time = None  # past its deadline a diagnosis is `stopped` with DEADLINE, not an error
 
     def __init__(self) -> None:
         self.outcome: DiagnosisOutcome | None = None
@@ -62,18 +66,24 @@ class DiagnosisChat:
             run.settings.diagnosis,
             model=run.services.diagnosis_model(),
             tools=evidence_tools(run.client),
-            cancelled=lambda: run.lease_gone,
         )
         outcome = await self._diagnose(run, self.diagnosis)
         await self._conclude(run, outcome)
 
-    async def stop(self, run: Run) -> None:
+    def deadline_s(self, run: Run) -> float:
+        return run.settings.diagnosis.deadline_s
+
+    async def stop(self, run: Run, reason: Code) -> None:
         if self.diagnosis is not None and self.outcome is None:
-            await self._conclude(run, self.diagnosis.stopped(Code.CANCELLED))
+            why: StopReason = Code.DEADLINE if reason == Code.DEADLINE else Code.CANCELLED
+            await self._conclude(run, self.diagnosis.stopped(why))
+
+    async def stored(self, run: Run) -> None:
+        pass
 
     async def _diagnose(self, run: Run, diagnosis: DiagnosisRun) -> DiagnosisOutcome:
         question = model_input(run.submit.text, focus=run.submit.focus, previous=self.previous)
-        context = dataclasses.replace(run.context, run_id=diagnosis.run_id)
+        context = dataclasses.replace(run.context, audit_run_id=diagnosis.run_id)
         config: RunnableConfig = {
             **run.config,
             "metadata": {**run.config.get("metadata", {}), "diagnosis_run_id": diagnosis.run_id},
@@ -81,25 +91,19 @@ class DiagnosisChat:
         }
         graph_input = {"messages": [HumanMessage(content=question)]}
         try:
-            async with run.deadline(run.settings.diagnosis.deadline_s):
-                async for update in diagnosis.agent.astream(
-                    graph_input, config, context=context, stream_mode="updates"
-                ):
-                    run.start_writes()
-                    self._show(run, update)
-                    run.check()
+            async for update in diagnosis.agent.astream(
+                graph_input, config, context=context, stream_mode="updates"
+            ):
+                self._show(run, update)
+                run.check()
         except RunStopped as stop:
-            run.check()  # the lease was lost: the run ends as a dynamic one does
             return diagnosis.stopped(stop.reason)
-        except TimeoutError:
-            return diagnosis.stopped(Code.DEADLINE)
         except GraphRecursionError:
             return diagnosis.stopped(Code.BUDGET_EXHAUSTED)
         except openai.APIError as exc:
-            log.warning(
-                "diagnosis %s: model call failed (%s)", diagnosis.run_id, type(exc).__name__
-            )
-            return diagnosis.failed(Code.LLM_ERROR)
+            failure = llm_failure(exc)
+            log.warning("diagnosis %s: %s (%s)", diagnosis.run_id, failure, type(exc).__name__)
+            return diagnosis.failed(failure.code)
         return diagnosis.concluded(self._final)
 
     def _show(self, run: Run, update: Any) -> None:

@@ -15,6 +15,7 @@ from langchain_core.messages import ToolCall
 from langgraph.types import Command
 
 from agent import hitl
+from agent.errors import Code
 from agent.runs.answer import answer, close_open_calls
 from agent.runs.question import new_message
 from agent.runs.state import Run
@@ -24,6 +25,9 @@ log = logging.getLogger(__name__)
 
 class DynamicRun:
     """The agent graph: a new message, or a decision on the thread's pending call."""
+
+    links_row = False
+    out_of_time = "This request ran out of time."
 
     def __init__(self, snapshot: Any = None) -> None:
         self.snapshot = snapshot  # the thread's state, when routing already read it
@@ -39,11 +43,17 @@ class DynamicRun:
     async def execute(self, run: Run) -> None:
         await answer(run, self.graph_input)
 
-    async def stop(self, run: Run) -> None:
-        await close_open_calls(run)
+    def deadline_s(self, run: Run) -> float:
+        return run.settings.agent.run_deadline_s
+
+    async def stop(self, run: Run, reason: Code) -> None:
+        await close_open_calls(run)  # whatever the reason: a stopped answer leaves no open call
 
     def record(self, run: Run) -> tuple[str, dict[str, Any]]:
         return run.turn.record()
+
+    async def stored(self, run: Run) -> None:
+        pass
 
 
 def resume(run: Run, snapshot: Any) -> Command[Any]:

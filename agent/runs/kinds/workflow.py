@@ -8,7 +8,6 @@ thread, so a following agent turn can refer to it.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 from datetime import UTC, datetime
@@ -18,9 +17,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from agent import hitl
 from agent.backend_client import BackendError
-from agent.errors import AgentError, BudgetExhausted, Code, LeaseLost, Unavailable
+from agent.errors import AgentError, Code, Unavailable
 from agent.runs.question import new_message
-from agent.runs.state import SUPERSEDED, Run
+from agent.runs.state import LEASE_LOST, SUPERSEDED, Run
 from agent.workflows import definitions, matcher
 from agent.workflows.definitions import Definition
 from agent.workflows.engine import (
@@ -36,11 +35,18 @@ from agent.workflows.timeline import Timeline
 
 log = logging.getLogger(__name__)
 NOT_RECORDED = "The platform could not record the workflow; try again."
+STOPPED = {
+    Code.CANCELLED: "The person stopped the workflow.",
+    Code.USAGE_LIMIT: "The daily budget was used up.",
+}
 
 
 class WorkflowRun:
     """One workflow execution: a new one (`definition`), or a waiting one resumed by the
     person's decision (`waiting`, the backend's execution row)."""
+
+    links_row = True  # the execution's record links the turn's row (`stored`)
+    out_of_time = "This workflow ran out of time."
 
     def __init__(
         self, *, definition: Definition | None = None, waiting: dict[str, Any] | None = None
@@ -51,6 +57,8 @@ class WorkflowRun:
         self.question = ""
         self.human: HumanMessage | None = None
         self.records: Records | None = None
+        # the execution's status, written once the turn's row is stored: (id, status, fields)
+        self.conclusion: tuple[int, str, dict[str, Any]] | None = None
 
     async def prepare(self, run: Run) -> None:
         self.records = Records(run.client, run.context)
@@ -64,18 +72,37 @@ class WorkflowRun:
         except BackendError as exc:
             raise Unavailable(NOT_RECORDED) from exc
 
-    async def stop(self, run: Run) -> None:
-        execution = self.execution
+    def deadline_s(self, run: Run) -> float:
+        return run.settings.agent.run_deadline_s
+
+    async def stop(self, run: Run, reason: Code) -> None:
+        """Close the step under way: past the deadline the workflow fails there; a lost lease
+        cancels it with nothing written to the thread (another run owns it); the person's
+        stop or the daily budget cancels it and the thread is told."""
+        execution, self.execution = self.execution, None
         if execution is None:
             return
-        error = {"code": Code.CANCELLED, "message": "The person stopped the workflow."}
-        await execution.abandon(error)
-        await self._remember(run, f"The workflow {execution.definition.name} was stopped.")
-        await run.finish(self, now=True)  # its execution links the row
-        await self._records.update(execution.execution_id, "cancelled", error=error)
+        if reason == Code.DEADLINE:
+            error = {"code": Code.BUDGET_EXHAUSTED, "message": "the workflow ran out of time"}
+            await self._conclude(run, execution, await execution.abandon(error))
+        elif reason in LEASE_LOST:
+            error = {"code": Code.CANCELLED, "message": LEASE_LOST[reason]}
+            await self._abandoned(execution, error)
+        else:
+            message = STOPPED.get(reason, STOPPED[Code.CANCELLED])
+            error = {"code": Code.CANCELLED, "message": message}
+            await execution.abandon(error)
+            await self._remember(run, f"The workflow {execution.definition.name} was stopped.")
+            self.conclusion = (execution.execution_id, "cancelled", {"error": error})
 
     def record(self, run: Run) -> tuple[str, dict[str, Any]]:
         return run.turn.record()
+
+    async def stored(self, run: Run) -> None:
+        """Link the execution to the turn's stored row, with its status."""
+        if self.conclusion is not None:
+            execution_id, status, fields = self.conclusion
+            await self._records.update(execution_id, status, message_id=run.message_id, **fields)
 
     @property
     def _records(self) -> Records:
@@ -109,21 +136,8 @@ class WorkflowRun:
         start: int = 0,
         approved: hitl.Pending | None = None,
     ) -> None:
-        self.execution = execution
-        run.start_writes()  # the question and decisions are saved while the steps run
-        try:
-            async with run.deadline():
-                outcome: ExecutionOutcome = await execution.run(start=start, approved=approved)
-        except TimeoutError:
-            outcome = await execution.abandon(
-                {"code": Code.BUDGET_EXHAUSTED, "message": "the workflow ran out of time"}
-            )
-            run.turn.fail(BudgetExhausted("This workflow ran out of time."))
-        except LeaseLost as exc:
-            error = {"code": Code.CANCELLED, "message": exc.message}
-            self.execution = None  # not the person's stop: nothing goes to the thread
-            await asyncio.shield(self._abandoned(execution, error))
-            raise
+        self.execution = execution  # what `stop` closes if the run ends early
+        outcome: ExecutionOutcome = await execution.run(start=start, approved=approved)
         self.execution = None
         await self._conclude(run, execution, outcome)
 
@@ -139,11 +153,8 @@ class WorkflowRun:
         if isinstance(outcome, Paused):
             schema = hitl.argument_schema(run.tools.get(outcome.pending.tool))
             run.turn.confirm(dataclasses.replace(outcome.pending, schema=schema))
-            await run.finish(self, now=True)  # its execution links the row
             record = {**outcome.pending.record(), "step_index": outcome.step_index}
-            await self._records.update(
-                execution.execution_id, "waiting", pending=record, message_id=run.message_id
-            )
+            self.conclusion = (execution.execution_id, "waiting", {"pending": record})
             return
         fields: dict[str, Any]
         if isinstance(outcome, Completed):
@@ -155,15 +166,12 @@ class WorkflowRun:
                 "its final answer" if outcome.step_index is None else f"step {outcome.step_name}"
             )
             answer = f"The workflow {name} stopped at {where}: {outcome.error['message']}"
-            if outcome.error["code"] != Code.BUDGET_EXHAUSTED:
+            if outcome.error["code"] != Code.BUDGET_EXHAUSTED:  # the skeleton says that one
                 details = {"workflow": name, **outcome.error}
                 run.turn.fail(AgentError(answer, code=Code.WORKFLOW_FAILED, details=details))
             status, fields = "failed", {"error": outcome.error}
         await self._remember(run, answer)
-        await run.finish(self, now=True)  # its execution links the row
-        await self._records.update(
-            execution.execution_id, status, message_id=run.message_id, **fields
-        )
+        self.conclusion = (execution.execution_id, status, fields)
 
     async def _remember(self, run: Run, answer: str) -> None:
         """Add the question and the workflow's answer to the thread (for later agent turns)."""
@@ -272,10 +280,7 @@ class WorkflowRun:
         message = f"The workflow {name} stopped: the person rejected {step.name}."
         run.turn.notice(Code.WORKFLOW_STOPPED, message, {"workflow": name})
         await self._remember(run, message)
-        await run.finish(self, now=True)  # its execution links the row
-        await self._records.update(
-            execution.execution_id, "cancelled", message_id=run.message_id, error=error
-        )
+        self.conclusion = (execution.execution_id, "cancelled", {"error": error})
 
     def _orphan(self, run: Run, waiting: dict[str, Any]) -> Execution:
         stub = Definition(

@@ -42,13 +42,13 @@ export const CODES = [
   "NOT_EXECUTED",
   "BACKEND_ERROR",
   "BACKEND_TIMEOUT",
-  "SATURATED",
-  "DEADLINE",
-  "INVALID_DRAFT",
   "SUPERSET_UNAVAILABLE",
   "CONFIRMATION_REQUIRED",
   "MCP_UNAVAILABLE",
   "MCP_ERROR",
+  "SATURATED",
+  "DEADLINE",
+  "INVALID_DRAFT",
 ] as const;
 
 export type Code = (typeof CODES)[number];
@@ -104,6 +104,10 @@ export const TOOL_ERROR_CODES = [
   "NOT_EXECUTED",
   "BACKEND_ERROR",
   "BACKEND_TIMEOUT",
+  "SUPERSET_UNAVAILABLE",
+  "CONFIRMATION_REQUIRED",
+  "MCP_UNAVAILABLE",
+  "MCP_ERROR",
 ] as const;
 
 /** A diagnosis's own stop reasons and failure (the diagnosis message). */
@@ -111,10 +115,6 @@ export const DIAGNOSIS_CODES = [
   "SATURATED",
   "DEADLINE",
   "INVALID_DRAFT",
-  "SUPERSET_UNAVAILABLE",
-  "CONFIRMATION_REQUIRED",
-  "MCP_UNAVAILABLE",
-  "MCP_ERROR",
 ] as const;
 
 /** The stop_reason of a stopped diagnosis. */
@@ -126,6 +126,14 @@ export const DIAGNOSIS_STOP_REASONS = [
 ] as const;
 
 export type DiagnosisStopReason = (typeof DIAGNOSIS_STOP_REASONS)[number];
+
+/** The error.code of a failed diagnosis (each has its own sentence). */
+export const DIAGNOSIS_FAILURES = [
+  "INVALID_DRAFT",
+  "LLM_ERROR",
+] as const;
+
+export type DiagnosisFailure = (typeof DIAGNOSIS_FAILURES)[number];
 
 /** The agent's tools (CONTRACT.md, Tools). */
 export const TOOLS = [

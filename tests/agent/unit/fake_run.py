@@ -38,6 +38,8 @@ class FakeBackend:
         if path.endswith("/messages"):
             self.ids += 1
             return {"id": self.ids, **(kwargs.get("json") or {})}
+        if method == "POST" and path.endswith("/end") and (kwargs.get("json") or {}).get("message"):
+            return {"message_id": 42}  # the turn's row, stored by the run's end
         if method == "POST" and path == "/api/workflow/executions":
             return {"id": 7}
         if method == "GET" or path.endswith("/cancel-waiting"):

@@ -1,6 +1,7 @@
 """Workflow and diagnosis runs stop on lease loss as the dynamic run does: the stream's error is
 CONVERSATION_BUSY, the writes queued before it are stored (awaited, not left pending), no
-assistant row is written and the thread is left to the run that took it. No processes: a fake
+assistant row is written and the thread is left to the run that took it (a diagnosis shows
+itself stopped). No processes: a fake
 lease, a fake backend and a scripted model drive the run skeleton itself."""
 
 from __future__ import annotations
@@ -79,7 +80,9 @@ async def test_a_diagnosis_run_stops_before_its_next_round_once_its_lease_is_los
     assert error.code == Code.CONVERSATION_BUSY
     assert [b["role"] for b in backend.paths("POST", r"/messages$")] == ["user"]  # awaited
     assert agent.updates == []
-    assert not [e for e in run.turn.entries if e.metadata.get("type") == "diagnosis"]
+    (shown,) = [e.metadata for e in run.turn.entries if e.metadata.get("type") == "diagnosis"]
+    assert shown["outcome"] == "stopped" and shown["stop_reason"] == Code.CANCELLED
+    assert run.ending == {}
 
 
 async def test_a_bad_file_after_a_queued_write_still_stores_that_write() -> None:
@@ -128,7 +131,7 @@ async def test_a_run_streaming_an_answer_stops_mid_answer_once_its_lease_is_lost
     started = loop.time()
     try:
         with pytest.raises(AgentError) as stopped:
-            async with run.streaming():
+            async with run.running(run.settings.agent.run_deadline_s):
                 await asyncio.sleep(30)  # a long answer, streaming
     finally:
         await lease.release()
@@ -142,5 +145,5 @@ async def test_a_run_streaming_past_its_deadline_times_out_as_before() -> None:
     run = make_run(backend, agent, FakeLease(), mode="dynamic", model=None)
     run.settings = Settings(agent={"run_deadline_s": 0.1})
     with pytest.raises(TimeoutError):
-        async with run.streaming():
+        async with run.running(run.settings.agent.run_deadline_s):
             await asyncio.sleep(30)

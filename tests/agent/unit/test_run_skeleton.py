@@ -4,12 +4,15 @@ to the thread and queues for the history, and what the skeleton serves and store
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
 
+from agent import writes
+from agent.backend_client import BackendError
 from agent.context import Context
 from agent.errors import AgentError, Code, UsageLimit
 from agent.hooks import RunHooks, RunInfo, RunOutcome
@@ -20,7 +23,7 @@ from agent.runs.kinds.dynamic import DynamicRun
 from agent.runs.kinds.none import NoneRun
 from agent.runs.kinds.workflow import WorkflowRun
 from agent.runs.question import new_message
-from agent.runs.state import Run, RunKind
+from agent.runs.state import UNSAVED, Run, RunKind
 from agent.stream import Turn
 from tests.agent.unit.fake_run import CID, FakeAgent, FakeBackend, FakeLease, make_run
 
@@ -131,24 +134,38 @@ async def test_a_cut_message_is_told_and_its_row_says_so():
 
 
 class Says:
-    """A kind that answers `text`, or raises `error` after it."""
+    """A kind that answers `text`, or raises `error` after it, or sleeps `hang_s` first."""
 
-    def __init__(self, text: str, error: BaseException | None = None) -> None:
-        self.text, self.error, self.stopped = text, error, False
+    links_row = False
+    out_of_time = "Out of time."
+
+    def __init__(
+        self, text: str, error: BaseException | None = None, *, hang_s: float = 0.0
+    ) -> None:
+        self.text, self.error, self.hang_s = text, error, hang_s
+        self.stopped: list[Code] = []
+        self.stored_as: int | None = None
+
+    def deadline_s(self, run: Run) -> float:
+        return 0.2
 
     async def prepare(self, run: Run) -> None:
         run.append_later("user", run.submit.text, {})
 
     async def execute(self, run: Run) -> None:
         run.turn.text("m1", self.text)
+        await asyncio.sleep(self.hang_s)
         if self.error is not None:
             raise self.error
 
-    async def stop(self, run: Run) -> None:
-        self.stopped = True
+    async def stop(self, run: Run, reason: Code) -> None:
+        self.stopped.append(reason)
 
     def record(self, run: Run) -> tuple[str, dict[str, Any]]:
         return run.turn.record()
+
+    async def stored(self, run: Run) -> None:
+        self.stored_as = run.message_id
 
 
 def _route(kind: RunKind) -> Any:
@@ -179,11 +196,55 @@ async def test_the_daily_budget_reached_mid_run_stops_it_and_keeps_what_was_said
     run, _, _ = _run()
     kind = Says("Part of it", UsageLimit("The daily budget is used up."))
     await skeleton.drive(run, _route(kind))
-    assert kind.stopped
+    assert kind.stopped == [Code.USAGE_LIMIT]
     types = [e.metadata.get("type") for e in run.turn.entries]
     assert types == [None, "error"]
     assert run.turn.entries[-1].metadata["code"] == Code.USAGE_LIMIT
     assert "Part of it" in run.ending["message"]["content"]
+
+
+async def test_the_deadline_is_the_skeletons_the_kind_closes_and_the_turn_says_so():
+    run, _, _ = _run()
+    kind = Says("Part of it", hang_s=30)
+    await asyncio.wait_for(skeleton.drive(run, _route(kind)), 5)
+    assert kind.stopped == [Code.DEADLINE]
+    (error,) = [e.metadata for e in run.turn.entries if e.metadata.get("type") == "error"]
+    assert error["code"] == Code.BUDGET_EXHAUSTED and error["message"] == "Out of time."
+    assert "Part of it" in run.ending["message"]["content"]  # what was said is stored
+
+
+async def test_a_lost_lease_closes_the_kind_raises_and_stores_no_answer():
+    backend, agent = FakeBackend(), FakeAgent()
+    run = make_run(backend, agent, FakeLease(lambda: True), mode="dynamic", model=None)
+    kind = Says("Part of it", hang_s=30)
+    with pytest.raises(AgentError) as lost:
+        await asyncio.wait_for(skeleton.drive(run, _route(kind)), 5)
+    assert lost.value.code == Code.CONVERSATION_BUSY
+    assert kind.stopped == [Code.CONVERSATION_BUSY]
+    assert run.ending == {} and kind.stored_as is None
+
+
+async def test_the_persons_stop_closes_the_kind_and_keeps_what_was_said():
+    run, _, _ = _run()
+    kind = Says("Part of it", hang_s=30)
+    task = asyncio.create_task(skeleton.drive(run, _route(kind)))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert kind.stopped == [Code.CANCELLED]
+    assert "Part of it" in run.ending["message"]["content"]
+
+
+async def test_a_kind_that_links_its_row_has_it_stored_before_stored_runs():
+    run, backend, _ = _run()
+    kind = Says("Done.")
+    kind.links_row = True
+    await skeleton.drive(run, _route(kind))
+    (end,) = backend.paths("POST", r"/end$")
+    assert end["message"]["content"] == "Done."
+    assert run.ending == {}  # nothing left to ride on the release
+    assert kind.stored_as == run.message_id == 42
 
 
 class Ending(FakeLease):
@@ -242,3 +303,29 @@ async def test_serve_runs_under_the_lease_and_ends_in_one_release(monkeypatch):
     assert parts["message"]["content"] == "Done."
     assert hook.seen == ["started", RunOutcome.COMPLETED, "flushed"]
     assert all(m["metadata"]["message_id"] == 9 for m in turn.snapshot())  # the stored row
+
+
+class StoreAway(FakeBackend):
+    """The backend's store stays away for history rows: every append is 503 STORE_UNAVAILABLE."""
+
+    async def call(self, context: Context, method: str, path: str, **kwargs: Any) -> Any:
+        if method == "POST" and path.endswith("/messages"):
+            self.calls.append((method, path, kwargs.get("json")))
+            raise BackendError(503, "STORE_UNAVAILABLE", "The conversation store is unavailable.")
+        return await super().call(context, method, path, **kwargs)
+
+
+async def test_a_question_that_could_not_be_saved_is_said_after_the_answer(monkeypatch):
+    monkeypatch.setitem(writes.send.__kwdefaults__, "wait_s", 0.3)  # the bound, shortened
+    backend, agent = StoreAway(), FakeAgent()
+    run = make_run(backend, agent, FakeLease(), mode="dynamic", model=None)
+    await skeleton.drive(run, _route(Says("Done.")))
+    assert len(backend.paths("POST", r"/messages$")) >= 2  # tried again while it was away
+    kinds = [(e.metadata.get("type"), e.metadata.get("code")) for e in run.turn.entries]
+    assert kinds == [(None, None), ("error", Code.BACKEND_UNAVAILABLE)]
+    assert run.turn.entries[-1].metadata["message"] == UNSAVED
+    # the answer stands and is stored with the error, so the history says what happened
+    assert run.ending["message"]["content"].startswith("Done.")
+    assert run.ending["message"]["metadata"]["parts"][-1]["metadata"]["code"] == (
+        Code.BACKEND_UNAVAILABLE
+    )

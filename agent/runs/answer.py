@@ -73,4 +73,3 @@ async def close_open_calls(run: Run) -> None:
     if messages:
         node = "tools" if any(isinstance(m, ToolMessage) for m in messages) else "model"
         await run.write_thread(messages, as_node=node)
-

@@ -151,12 +151,15 @@ class Soak:
         services = [*self.backends, *self.agents]
         children = [Child(self._name(s), lambda s=s: s.spawn().proc) for s in services]
         children.append(Child("gateway", lambda: gateway.start(self.workdir / "nginx", filled)))
-        for child in children:
-            child.spawn(time.monotonic())
-        seeding.join()
+        # the supervisor is known before any start, so that `stop` ends whatever did start
+        self.supervisor = Supervisor(children, backoff=Backoff(first_s=0.5, max_s=5))
+        try:
+            for child in children:
+                child.spawn(time.monotonic())
+        finally:  # the seed is not left running into a stack that is being stopped
+            seeding.join()
         for service in services:
             service.ready(timeout=300)
-        self.supervisor = Supervisor(children, backoff=Backoff(first_s=0.5, max_s=5))
         self.llm.script.load({"rules": rules(self._dashboards())})
         return gateway_url
 
@@ -385,8 +388,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--short", action="store_true", help="the test suite's bounded run")
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--people", type=int, default=6)
-    parser.add_argument("--max-turns", type=int, default=400, help="per person")
-    parser.add_argument("--fault-every", type=float, nargs=2, default=(6.0, 14.0))
+    parser.add_argument(
+        "--max-turns",
+        type=int,
+        default=5000,
+        help="per person: a safety bound; the minutes end a soak (a person makes 100-120 turns "
+        "a minute on an idle machine)",
+    )
+    parser.add_argument("--fault-every", type=float, nargs=2, default=(4.0, 8.0))
     parser.add_argument("--seed", type=int, default=37)
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)

@@ -5,6 +5,7 @@ Each check returns its violations, one line each; none is an empty list."""
 
 from __future__ import annotations
 
+import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import Any
@@ -37,6 +38,11 @@ INVARIANTS = {
     6: "usage counted once per model call; debug records match the calls made",
     7: "every accepted upload is readable, or refused with a clear error the person sees",
 }
+
+
+def _clock(epoch: float) -> str:
+    """A wall-clock time as the processes' logs and the fault log write it."""
+    return time.strftime("%H:%M:%S", time.localtime(epoch)) + f".{int(epoch % 1 * 10)}"
 
 
 def _rows(database_url: str, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
@@ -130,7 +136,12 @@ class Audit:
                     continue
                 bad.append(f"{t.marker} ({t.kind}) stored, no answer, and none shown")
                 continue
-            bad.append(f"{t.marker or t.call_id} ({t.kind}) ended as {final!r}")
+            how = "re-attached" if t.attached else "its own stream"
+            cut = " cut" if t.cut else " dropped" if t.dropped else ""
+            bad.append(
+                f"{t.marker or t.call_id} ({t.kind}) ended as {final!r} ({how}; first "
+                f"{t.outcome!r}{cut}) in {t.conversation} at {_clock(t.started)}-{_clock(t.ended)}"
+            )
         return bad
 
     def dangerous_tools_once(self) -> list[str]:

@@ -93,6 +93,17 @@ class Viewers:
         return owner if owner and owner != self.own_url else None
 
     async def attach(self, context: Context) -> AsyncIterator[Messages]:
+        """The conversation's live run, to its end; never an end with nothing shown: a relay
+        whose owner went away after its run had ended shows that no answer is running (the
+        answer is in the history)."""
+        shown = False
+        async for value in self._attach(context):
+            shown = True
+            yield value
+        if not shown:
+            yield _notice(Code.NO_ACTIVE_RUN, NO_RUN)
+
+    async def _attach(self, context: Context) -> AsyncIterator[Messages]:
         run = self.runs.get(context.conversation_id)
         if run is not None:
             if run.user_id != context.user_id:

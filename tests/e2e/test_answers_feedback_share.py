@@ -155,6 +155,8 @@ def test_edit_rate_share_export_and_the_feedback_view(
     screenshot(viewer, f"shared-page-{lang}")
 
     owner.get_by_test_id("share-revoke").click()
+    # the link goes only once the revoke is answered (the copy's message is already shown)
+    expect(owner.get_by_test_id("share-link")).to_have_count(0)
     expect(owner.get_by_test_id("share-message")).to_be_visible()
     viewer.reload()
     expect(viewer.get_by_test_id("shared-gone")).to_be_visible()

@@ -246,25 +246,37 @@ def closing_messages(snapshot: StateSnapshot, *, reason: str) -> list[BaseMessag
     they were only pending writes of an interrupted step); the rest get an error result saying
     `reason` ("cancelled" or "rejected"), so the next model call sees a valid history.
     """
+    earlier = [_closed(call, "cancelled") for call in _earlier_open_calls(snapshot)]
     ai, results = unanswered_calls(snapshot)
-    if ai is None:
-        return []
     answered = {m.tool_call_id for m in results}
-    missing = [c for c in ai.tool_calls if c["id"] not in answered]
+    missing = [c for c in ai.tool_calls if c["id"] not in answered] if ai is not None else []
     if not missing:
-        return []
-    closing: list[BaseMessage] = list(results)
-    for call in missing:
-        content = {"error": {"code": reason.upper(), "message": _closing_text(reason)}}
-        closing.append(
-            ToolMessage(
-                content=json.dumps(content),
-                tool_call_id=call["id"],
-                name=call["name"],
-                status="error",
-            )
-        )
-    return closing
+        return list(earlier)
+    return [*results, *(_closed(call, reason) for call in missing), *earlier]
+
+
+def _closed(call: Any, reason: str) -> ToolMessage:
+    content = {"error": {"code": reason.upper(), "message": _closing_text(reason)}}
+    return ToolMessage(
+        content=json.dumps(content), tool_call_id=call["id"], name=call["name"], status="error"
+    )
+
+
+def _earlier_open_calls(snapshot: StateSnapshot) -> list[Any]:
+    """Tool calls of AI messages before the last one that no result answers anywhere: left by a
+    run that went on writing after another run had taken its conversation (a lease lost to a
+    takeover, found at its next renewal). Their results go after the newer messages; the
+    model's input puts each next to its call (agent/trim.py `paired`)."""
+    messages: list[BaseMessage] = list((snapshot.values or {}).get("messages", []))
+    last = max((i for i, m in enumerate(messages) if isinstance(m, AIMessage)), default=-1)
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    return [
+        call
+        for m in messages[:last]
+        if isinstance(m, AIMessage)
+        for call in m.tool_calls
+        if call["id"] not in answered
+    ]
 
 
 def _closing_text(reason: str) -> str:

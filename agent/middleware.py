@@ -27,7 +27,7 @@ from agent.context import Context
 from agent.errors import Code, LlmFailure, aiohttp_error
 from agent.marks import RETRY_EVENT, TOOL_BUDGET_MARK
 from agent.prompts import NO_TOOLS_NOTE, focus_note
-from agent.trim import fit_to_budget, message_tokens
+from agent.trim import fit_to_budget, message_tokens, paired
 
 log = logging.getLogger(__name__)
 
@@ -201,7 +201,7 @@ class ModelInput(AgentMiddleware[Any, Context, Any]):
             extra += focus_note(context.focus)
             system = SystemMessage(content=f"{system.text if system else ''}{extra}")
         budget = self.max_input_tokens - (message_tokens([system]) if system else 0)
-        messages: list[AnyMessage] = fit_to_budget(list(request.messages), max(budget, 200))
+        messages: list[AnyMessage] = fit_to_budget(paired(list(request.messages)), max(budget, 200))
         return await handler(request.override(messages=messages, system_message=system))
 
 

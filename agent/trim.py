@@ -9,11 +9,50 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import cast
 
-from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, trim_messages
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+    trim_messages,
+)
 from langchain_core.messages.utils import count_tokens_approximately
 
 TRUNCATION_MARK = " [...truncated]"
 MIN_KEEP_CHARS = 200
+
+
+def paired(messages: list[AnyMessage]) -> list[AnyMessage]:
+    """`messages` with each tool result right after the AI message that called it, in its
+    calls' order, and results of no call dropped: what a provider accepts. A thread is in this
+    order already (the list comes back as it is) unless a result was added after newer
+    messages (agent/hitl.py `closing_messages`, a call left open by a run that lost its lease).
+    """
+    results: dict[str, ToolMessage] = {}
+    in_order = True
+    expected: list[str] = []
+    for message in messages:
+        if isinstance(message, ToolMessage):
+            results[message.tool_call_id] = message
+            in_order = in_order and bool(expected) and expected.pop(0) == message.tool_call_id
+        else:
+            in_order = in_order and not expected
+            expected = (
+                [c["id"] or "" for c in message.tool_calls]
+                if isinstance(message, AIMessage)
+                else []
+            )
+    if in_order:
+        return messages
+    out: list[AnyMessage] = []
+    for message in messages:
+        if isinstance(message, ToolMessage):
+            continue
+        out.append(message)
+        if isinstance(message, AIMessage):
+            out += [results[c["id"]] for c in message.tool_calls if c["id"] in results]
+    return out
 
 
 def message_tokens(messages: Sequence[BaseMessage]) -> int:

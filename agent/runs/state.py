@@ -199,7 +199,12 @@ class Run:
     async def write_thread(self, messages: Sequence[BaseMessage], *, as_node: str) -> None:
         """Add `messages` to the conversation's agent thread as if node `as_node` wrote them
         (closing open calls, a stopped run's partial answer, a workflow's or diagnosis's
-        question and answer for later turns): the one place a kind writes into the thread."""
+        question and answer for later turns): the one place a kind writes into the thread.
+        Nothing once the lease is lost: the run that took it owns the thread (and closes what
+        this one left open)."""
+        if self.lease_gone:
+            log.info("not writing into %s: its lease is lost", self.context.conversation_id)
+            return
         await self.agent.aupdate_state(self.config, {"messages": list(messages)}, as_node=as_node)
 
     async def append(self, role: str, content: str, metadata: dict[str, Any]) -> int | None:

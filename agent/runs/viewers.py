@@ -25,6 +25,7 @@ from agent.backend_client import BackendClient, BackendError
 from agent.context import Context
 from agent.errors import AgentError, Code, NotFound
 from agent.runs.live import LiveRuns
+from agent.runs.takeover import Holder, holder_state
 from agent.stream import Turn, updates
 
 log = logging.getLogger(__name__)
@@ -135,8 +136,11 @@ class Viewers:
         try:
             async with self.http().stream("GET", url, headers=headers) as response:
                 if response.status_code == 404:
-                    yield _notice(Code.NO_ACTIVE_RUN, NO_RUN)
-                    return
+                    # no such run there: it ended (the answer is in the history), or the
+                    # process there is a new one on the same port and the run died with the old
+                    if await self._died(context, lease):
+                        yield _interrupted(last)
+                    return  # attach shows that no answer is running
                 response.raise_for_status()
                 async for line in response.aiter_lines():
                     if not line.strip():
@@ -152,6 +156,13 @@ class Viewers:
         # The owner's stream broke before the run's end: its process died (or is dying).
         if await self._expires(context, lease):
             yield _interrupted(last)
+
+    async def _died(self, context: Context, lease: dict[str, Any]) -> bool:
+        """Whether the run of `lease` still holds the conversation from a dead process."""
+        now, _ = await self._lease(context)
+        if now is None or now.get("run_id") != lease.get("run_id"):
+            return False
+        return bool(now.get("expired")) or await holder_state(now) is Holder.DEAD
 
     async def _expires(self, context: Context, lease: dict[str, Any]) -> bool:
         """Wait (up to the lease TTL and a little) for the dead owner's lease to expire; False

@@ -130,5 +130,31 @@ def test_a_rejected_call_is_closed_as_not_executed():
 def test_nothing_to_close_when_every_call_has_its_result_or_the_last_answer_is_text():
     answered = [*ASKED, ToolMessage("{}", tool_call_id="call_7", name="deploy_dashboard")]
     assert closing_messages(snapshot(answered), reason="cancelled") == []
-    assert closing_messages(snapshot([*ASKED, AIMessage("done")]), reason="cancelled") == []
+    assert closing_messages(snapshot([*answered, AIMessage("done")]), reason="cancelled") == []
+    assert (
+        closing_messages(snapshot([HumanMessage("hi"), AIMessage("hi")]), reason="cancelled") == []
+    )
     assert closing_messages(snapshot(None), reason="cancelled") == []
+
+
+def test_a_call_left_open_before_newer_messages_is_closed_too():
+    # A run that lost its lease to a takeover wrote its tool call after the new run had read
+    # the thread (the chaos soak, issue 37): the call sits before the newer turn's messages.
+    stale = say("", ("get_dashboard", "call_x", {"dashboard_id": 1}))
+    newer = [HumanMessage("and now?"), AIMessage("Here.")]
+    state = snapshot([HumanMessage("look at 1"), stale, *newer])
+
+    (closed,) = closing_messages(state, reason="cancelled")
+
+    assert closed.tool_call_id == "call_x" and closed.status == "error"  # type: ignore[attr-defined]
+    assert json.loads(str(closed.content))["error"]["code"] == "CANCELLED"
+
+
+def test_an_earlier_open_call_is_closed_after_the_last_turns_own_results():
+    stale = say("", ("get_dashboard", "call_x", {}))
+    last = say("", ("search_dashboards", "call_a", {}))
+    state = snapshot([HumanMessage("1"), stale, HumanMessage("2"), last])
+
+    closing = closing_messages(state, reason="cancelled")
+
+    assert [m.tool_call_id for m in closing] == ["call_a", "call_x"]  # type: ignore[attr-defined]

@@ -147,3 +147,18 @@ async def test_a_run_streaming_past_its_deadline_times_out_as_before() -> None:
     with pytest.raises(TimeoutError):
         async with run.running(run.settings.agent.run_deadline_s):
             await asyncio.sleep(30)
+
+
+async def test_a_run_that_lost_its_lease_writes_nothing_into_the_thread() -> None:
+    # The run that took the conversation owns its thread: a stopped run closing its open calls
+    # there would land after that run's messages (the chaos soak, issue 37).
+    lost = False
+    backend, agent = FakeBackend(), FakeAgent()
+    run = make_run(backend, agent, FakeLease(lambda: lost), mode="dynamic", model=None)
+    closing = [AIMessage("partial", id="a1")]
+
+    await run.write_thread(closing, as_node="model")
+    lost = True
+    await run.write_thread(closing, as_node="model")
+
+    assert agent.updates == [{"messages": closing}]  # the first only

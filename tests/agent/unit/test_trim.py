@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from agent.trim import MIN_KEEP_CHARS, TRUNCATION_MARK, fit_to_budget, message_tokens
+from agent.trim import MIN_KEEP_CHARS, TRUNCATION_MARK, fit_to_budget, message_tokens, paired
 from tests.agent.unit.scripted import say
 
 
@@ -90,3 +90,25 @@ def test_a_long_conversation_is_cut_as_the_library_cuts_it_whole():
             allow_partial=False,
         )
         assert fit_to_budget(messages, budget) == whole and whole
+
+
+def test_a_thread_in_call_order_is_sent_as_it_is():
+    thread = [
+        HumanMessage("go"),
+        say("", ("search_dashboards", "call_a", {}), ("get_dashboard", "call_b", {})),
+        ToolMessage("{}", tool_call_id="call_a"),
+        ToolMessage("{}", tool_call_id="call_b"),
+        AIMessage("done"),
+    ]
+    assert paired(thread) is thread
+
+
+def test_a_result_added_after_newer_messages_is_sent_next_to_its_call():
+    call = say("", ("get_dashboard", "call_x", {}))
+    late = ToolMessage('{"error": "cancelled"}', tool_call_id="call_x")
+    stray = ToolMessage("{}", tool_call_id="call_nobody_made")
+    thread = [HumanMessage("1"), call, HumanMessage("2"), AIMessage("Here."), late, stray]
+
+    sent = paired(thread)
+
+    assert sent == [HumanMessage("1"), call, late, HumanMessage("2"), AIMessage("Here.")]

@@ -73,3 +73,42 @@ async def test_an_owner_dead_mid_run_ends_its_viewer_with_run_interrupted() -> N
     values = await _attach(leases)
 
     assert _codes(values) == [("error", Code.RUN_INTERRUPTED)]
+
+
+async def test_a_restarted_owner_without_the_run_ends_its_viewer_with_run_interrupted(
+    monkeypatch: Any,
+) -> None:
+    # The supervisor started the owner again on its port: the new process has no such run
+    # (404), the lease still names the dead one's run. Not "no answer is running".
+    import httpx
+
+    from agent.runs import viewers as module
+    from agent.runs.takeover import Holder
+
+    async def dead(lease: dict[str, Any]) -> Holder:
+        return Holder.DEAD
+
+    monkeypatch.setattr(module, "holder_state", dead)
+    held = {"run_id": "r1", "owner_url": "http://127.0.0.1:9", "expired": False}
+    viewers = Viewers(runs=LiveRuns(), client=Leases(held, held), own_url=None, lease_ttl_s=10)  # type: ignore[arg-type]
+    viewers._http = httpx.AsyncClient(transport=httpx.MockTransport(lambda r: httpx.Response(404)))
+    try:
+        values = [value async for value in viewers.attach(_context())]
+    finally:
+        await viewers.aclose()
+
+    assert _codes(values) == [("error", Code.RUN_INTERRUPTED)]
+
+
+async def test_an_owner_whose_run_just_ended_answers_404_and_the_viewer_is_told_so() -> None:
+    import httpx
+
+    held = {"run_id": "r1", "owner_url": "http://127.0.0.1:9", "expired": False}
+    viewers = Viewers(runs=LiveRuns(), client=Leases(held), own_url=None, lease_ttl_s=10)  # type: ignore[arg-type]
+    viewers._http = httpx.AsyncClient(transport=httpx.MockTransport(lambda r: httpx.Response(404)))
+    try:
+        values = [value async for value in viewers.attach(_context())]
+    finally:
+        await viewers.aclose()
+
+    assert _codes(values) == [("notice", Code.NO_ACTIVE_RUN)]

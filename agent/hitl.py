@@ -240,7 +240,8 @@ def unanswered_calls(snapshot: StateSnapshot) -> tuple[AIMessage | None, list[To
 
 
 def closing_messages(snapshot: StateSnapshot, *, reason: str) -> list[BaseMessage]:
-    """ToolMessages that give every open tool call of the last AI turn a result.
+    """ToolMessages that give every open tool call of the thread a result: the last AI turn's,
+    and any an earlier AI message left open (placed after them).
 
     Results already produced are repeated with their ids (a no-op when stored, restored when
     they were only pending writes of an interrupted step); the rest get an error result saying

@@ -134,7 +134,10 @@ class Audit:
                 # stored, or its question is not (nothing was accepted)
                 if t.kind == "decision" or t.marker in answered or not self._stored(t.marker):
                     continue
-                bad.append(f"{t.marker} ({t.kind}) stored, no answer, and none shown")
+                bad.append(
+                    f"{t.marker} ({t.kind}) stored, no answer, and none shown (first "
+                    f"{t.outcome!r}) in {t.conversation} at {_clock(t.started)}-{_clock(t.ended)}"
+                )
                 continue
             how = "re-attached" if t.attached else "its own stream"
             cut = " cut" if t.cut else " dropped" if t.dropped else ""

@@ -8,10 +8,15 @@ from __future__ import annotations
 import socket
 from typing import Any
 
+import httpx
+import pytest
+
 from agent.backend_client import BackendError
 from agent.context import Context
 from agent.errors import Code
+from agent.runs import viewers as viewers_module
 from agent.runs.live import LiveRuns
+from agent.runs.takeover import Holder
 from agent.runs.viewers import Viewers
 
 CID = "6f1c2a3b-0000-4000-8000-000000000001"
@@ -42,8 +47,15 @@ def _context() -> Context:
     return Context(user_token="t", user_id="u1", username="u", roles=["admin"], conversation_id=CID)
 
 
-async def _attach(leases: Leases) -> list[list[dict[str, Any]]]:
+async def _attach(
+    leases: Leases, *, owner_answers: int | None = None
+) -> list[list[dict[str, Any]]]:
+    """What a viewer on another replica is shown; the owner answers the relay with the status
+    `owner_answers`, or is a port nobody listens on."""
     viewers = Viewers(runs=LiveRuns(), client=leases, own_url="http://127.0.0.1:1", lease_ttl_s=0.5)  # type: ignore[arg-type]
+    if owner_answers is not None:
+        answer = httpx.Response(owner_answers)
+        viewers._http = httpx.AsyncClient(transport=httpx.MockTransport(lambda _: answer))
     try:
         return [value async for value in viewers.attach(_context())]
     finally:
@@ -76,39 +88,24 @@ async def test_an_owner_dead_mid_run_ends_its_viewer_with_run_interrupted() -> N
 
 
 async def test_a_restarted_owner_without_the_run_ends_its_viewer_with_run_interrupted(
-    monkeypatch: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # The supervisor started the owner again on its port: the new process has no such run
     # (404), the lease still names the dead one's run. Not "no answer is running".
-    import httpx
-
-    from agent.runs import viewers as module
-    from agent.runs.takeover import Holder
-
     async def dead(lease: dict[str, Any]) -> Holder:
         return Holder.DEAD
 
-    monkeypatch.setattr(module, "holder_state", dead)
+    monkeypatch.setattr(viewers_module, "holder_state", dead)
     held = {"run_id": "r1", "owner_url": "http://127.0.0.1:9", "expired": False}
-    viewers = Viewers(runs=LiveRuns(), client=Leases(held, held), own_url=None, lease_ttl_s=10)  # type: ignore[arg-type]
-    viewers._http = httpx.AsyncClient(transport=httpx.MockTransport(lambda r: httpx.Response(404)))
-    try:
-        values = [value async for value in viewers.attach(_context())]
-    finally:
-        await viewers.aclose()
+
+    values = await _attach(Leases(held, held), owner_answers=404)
 
     assert _codes(values) == [("error", Code.RUN_INTERRUPTED)]
 
 
 async def test_an_owner_whose_run_just_ended_answers_404_and_the_viewer_is_told_so() -> None:
-    import httpx
-
     held = {"run_id": "r1", "owner_url": "http://127.0.0.1:9", "expired": False}
-    viewers = Viewers(runs=LiveRuns(), client=Leases(held), own_url=None, lease_ttl_s=10)  # type: ignore[arg-type]
-    viewers._http = httpx.AsyncClient(transport=httpx.MockTransport(lambda r: httpx.Response(404)))
-    try:
-        values = [value async for value in viewers.attach(_context())]
-    finally:
-        await viewers.aclose()
+
+    values = await _attach(Leases(held), owner_answers=404)  # then the lease is released
 
     assert _codes(values) == [("notice", Code.NO_ACTIVE_RUN)]

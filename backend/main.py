@@ -19,6 +19,7 @@ from backend.config import Settings
 from backend.conversations.attachments import router as attachments_router
 from backend.conversations.checkpoints import Checkpoints
 from backend.conversations.router import router as conversations_router
+from backend.dashboards import sources as dashboard_sources
 from backend.dashboards.router import router as dashboards_router
 from backend.datasources.engines import dispose_all as dispose_datasource_engines
 from backend.datasources.router import router as datasources_router
@@ -34,6 +35,7 @@ from backend.storage.router import router as storage_router
 from backend.superset import client as superset_client
 from backend.superset import sync as superset_sync
 from backend.superset.router import router as superset_router
+from backend.superset.source import SUPERSET
 from backend.usage.router import router as usage_router
 from backend.workflows import loader as workflow_loader
 from backend.workflows.router import router as workflows_router
@@ -66,6 +68,7 @@ def create_app(settings: Settings) -> FastAPI:
     """Build the app; the engine is created in the lifespan, never at import time."""
     if not settings.database_url:
         raise ValueError("settings.database_url must be resolved before create_app()")
+    dashboard_sources.install(SUPERSET)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -13,15 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from backend.audit import service as audit
 from backend.codes import Code
 from backend.config import Settings
-from backend.dashboards import service
-from backend.dashboards.definition import (
-    AddChart,
-    Change,
-    Definition,
-    EditError,
-    UpdateChart,
-    apply_changes,
-)
+from backend.dashboards import service, sources
+from backend.dashboards.definition import AddChart, Change, EditError, UpdateChart
 from backend.dashboards.models import Branch, Dashboard, DashboardVersion
 from backend.dashboards.schemas import (
     BranchRead,
@@ -34,7 +26,6 @@ from backend.dashboards.schemas import (
 from backend.db import utcnow
 from backend.errors import Conflict, NotFound, Unprocessable
 from backend.principal import Principal
-from backend.superset import bundle as superset_bundle
 
 
 async def get(*, session: AsyncSession, branch_id: int, lock: bool = False) -> Branch:
@@ -130,26 +121,6 @@ def _invalid(message: str, errors: list[dict[str, Any]]) -> Unprocessable:
     return Unprocessable(message, code=Code.INVALID_DEFINITION, details={"errors": errors})
 
 
-def _checked(
-    definition: dict[str, Any], changes: list[Change], settings: Settings
-) -> dict[str, Any]:
-    """The definition re-validated as a whole; datasources of touched charts must exist."""
-    try:
-        model = Definition.model_validate(definition)
-    except ValidationError as exc:
-        errors = [{"loc": list(e["loc"]), "msg": e["msg"]} for e in exc.errors()]
-        raise _invalid("The resulting definition is invalid", errors) from exc
-    touched = {c.chart.key if isinstance(c, AddChart) else c.key for c in changes}
-    errors = [
-        {"loc": ["charts", i, "datasource"], "msg": f"unknown datasource: {chart.datasource}"}
-        for i, chart in enumerate(model.charts)
-        if chart.key in touched and chart.datasource not in settings.datasources
-    ]
-    if errors:
-        raise _invalid("A chart names a datasource that is not configured", errors)
-    return model.model_dump()
-
-
 async def commit(
     *,
     session: AsyncSession,
@@ -163,12 +134,9 @@ async def commit(
     head = await session.get(DashboardVersion, branch.head_version_id)
     assert head is not None
     try:
-        if superset_bundle.is_superset(head.definition):
-            definition = superset_bundle.apply_changes(head.definition, data.changes)
-        else:
-            definition = _checked(
-                apply_changes(head.definition, data.changes), data.changes, settings
-            )
+        definition = await sources.of(head.definition).commit(
+            settings=settings, definition=head.definition, changes=data.changes
+        )
     except EditError as exc:
         raise _invalid(exc.message, [{"change": exc.change, "msg": exc.message}]) from exc
     if definition == head.definition:

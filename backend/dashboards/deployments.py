@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from backend.audit import service as audit
 from backend.codes import Code
 from backend.config import Settings
-from backend.dashboards import service, validation
+from backend.dashboards import service, sources, validation
 from backend.dashboards.models import Dashboard, Deployment, EnvironmentState
 from backend.dashboards.schemas import (
     DeploymentCreate,
@@ -25,8 +25,6 @@ from backend.db import utcnow
 from backend.errors import Conflict
 from backend.oplogs import service as oplogs
 from backend.principal import Principal
-from backend.superset import bundle as superset_bundle
-from backend.superset import deploy as superset_deploy
 
 
 async def record(
@@ -127,15 +125,14 @@ async def deploy(
         refusal = _refuse(session, actor, dashboard, data, run)
         await session.commit()  # the run, its logs and the refusal are kept as evidence
         raise refusal
-    if superset_bundle.is_superset(target.version.definition):
-        # The import happens before anything is recorded: a refused import records nothing.
-        await superset_deploy.push(
-            session=session,
-            settings=settings,
-            dashboard=dashboard,
-            version=target.version,
-            environment=data.environment,
-        )
+    # The source's own deploy happens before anything is recorded: a refusal records nothing.
+    await sources.of(target.version.definition).deploy(
+        session=session,
+        settings=settings,
+        dashboard=dashboard,
+        version=target.version,
+        environment=data.environment,
+    )
     deployment = await record(
         session=session,
         dashboard=dashboard,

@@ -7,11 +7,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped
 
 from backend.config import Settings
-from backend.dashboards import service
+from backend.dashboards import service, sources
 from backend.dashboards.models import Dashboard, EnvironmentState, ValidationRun
 from backend.dashboards.schemas import DashboardPage, EnvironmentRead, Environments
 from backend.fulltext import ts_query
-from backend.superset import links
 
 
 def _target_version(environment: str | None) -> ColumnElement[int | None] | Mapped[int | None]:
@@ -79,11 +78,11 @@ async def search(
     envs = await service.environments(session=session, dashboards=dashboards)
     targets = {d.id: _target_of(d, envs[d.id], environment) for d in dashboards}
     runs = await service.latest_runs(session=session, version_ids=targets.values())
-    sources = await links.sources(
+    links = await sources.links(
         session=session, settings=settings, dashboard_ids=[d.id for d in dashboards]
     )
     items = [
-        service.summary(d, runs.get(targets[d.id] or 0), envs[d.id], sources.get(d.id))
+        service.summary(d, runs.get(targets[d.id] or 0), envs[d.id], links.get(d.id))
         for d in dashboards
     ]
     return DashboardPage(items=items, total=int(total or 0))

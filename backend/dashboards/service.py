@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.config import Settings
+from backend.dashboards import sources
 from backend.dashboards.models import (
     Branch,
     Dashboard,
@@ -27,19 +27,11 @@ from backend.dashboards.schemas import (
     SupersetSource,
     VersionRead,
 )
+from backend.dashboards.source import Target
 from backend.errors import NotFound
-from backend.superset import links
 
 MAIN = "main"
 MAX_ID = 2_147_483_647
-
-
-@dataclass(frozen=True)
-class Target:
-    """A resolved ref: the version it names and how the caller named it."""
-
-    version: DashboardVersion
-    ref: str
 
 
 async def get(*, session: AsyncSession, dashboard_id: int) -> Dashboard:
@@ -186,8 +178,8 @@ async def read(
     branches = await session.scalars(
         select(Branch).where(Branch.dashboard_id == dashboard.id).order_by(Branch.id)
     )
-    sources = await links.sources(session=session, settings=settings, dashboard_ids=[dashboard.id])
-    base = summary(dashboard, run, envs, sources.get(dashboard.id))
+    links = await sources.links(session=session, settings=settings, dashboard_ids=[dashboard.id])
+    base = summary(dashboard, run, envs, links.get(dashboard.id))
     return DashboardRead(
         **base.model_dump(),
         created_at=dashboard.created_at,

@@ -1,10 +1,8 @@
-"""Validation: run every chart's SQL through the read-only path and judge what comes back."""
+"""Validation: run every chart through its dashboard's source and judge what comes back."""
 
 from __future__ import annotations
 
-import asyncio
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
@@ -12,99 +10,31 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.audit import service as audit
 from backend.config import Settings
-from backend.dashboards import service
+from backend.dashboards import service, sources
 from backend.dashboards.models import (
-    ENVIRONMENTS,
     ChartResult,
     Dashboard,
     DashboardVersion,
     ValidationRun,
 )
 from backend.dashboards.schemas import ChartError, ChartResultRead, HealthRead, RunRead, RunSummary
-from backend.datasources.readonly import execute_readonly
+from backend.dashboards.source import Outcome, Target
 from backend.db import utcnow
-from backend.errors import AppError, NotFound, Unprocessable
+from backend.errors import NotFound, Unprocessable
 from backend.oplogs import service as oplogs
 from backend.principal import Principal
-from backend.superset import bundle as superset_bundle
-from backend.superset import charts as superset_charts
 
-ROW_LIMIT = 50
-CONCURRENCY = 4  # charts of one run queried at once
 HISTORY = 10
 SEVERITY = {"ok": 0, "warning": 1, "failing": 2}
-DETAIL_KEYS = ("reason", "error", "detail")
-
-
-@dataclass(frozen=True)
-class Outcome:
-    status: str
-    message: str
-    elapsed_ms: float
-    row_count: int | None
-    code: str | None = None  # set for a Superset chart that failed
-
-
-def _error_text(exc: AppError) -> str:
-    """The error's message plus any explanation its details carry (the driver's own words)."""
-    parts = [exc.message]
-    for key in DETAIL_KEYS:
-        value = exc.details.get(key)
-        if isinstance(value, str) and value and value not in exc.message:
-            parts.append(value)
-    return f"{exc.code}: " + " — ".join(parts)
-
-
-async def check_chart(*, settings: Settings, chart: dict[str, Any]) -> Outcome:
-    """ok, warning (no rows) or failing (SQL error, missing expected columns)."""
-    started = time.perf_counter()
-    try:
-        result = await execute_readonly(
-            settings=settings, datasource=chart["datasource"], sql=chart["sql"], limit=ROW_LIMIT
-        )
-    except AppError as exc:
-        elapsed = (time.perf_counter() - started) * 1000
-        return Outcome("failing", _error_text(exc), elapsed, None)
-    elapsed = (time.perf_counter() - started) * 1000
-    returned = {c.lower() for c in result.columns}
-    missing = [c for c in chart.get("expected_columns", []) if c.lower() not in returned]
-    if missing:
-        message = (
-            f"Missing expected column(s): {', '.join(missing)}; "
-            f"the query returned: {', '.join(result.columns) or 'no columns'}"
-        )
-        return Outcome("failing", message, elapsed, result.row_count)
-    if result.row_count == 0:
-        return Outcome("warning", "The query returned no rows", elapsed, 0)
-    more = "+" if result.truncated else ""
-    return Outcome("ok", f"{result.row_count}{more} rows", elapsed, result.row_count)
-
-
-async def _check_all(settings: Settings, charts: list[dict[str, Any]]) -> list[Outcome]:
-    gate = asyncio.Semaphore(CONCURRENCY)
-
-    async def one(chart: dict[str, Any]) -> Outcome:
-        async with gate:
-            return await check_chart(settings=settings, chart=chart)
-
-    return list(await asyncio.gather(*(one(c) for c in charts)))
 
 
 async def _outcomes(
-    settings: Settings, target: service.Target, charts: list[dict[str, Any]]
+    target: Target, settings: Settings, charts: list[dict[str, Any]]
 ) -> list[Outcome]:
-    """Each chart's outcome: its SQL here, or (a Superset dashboard) its saved query in the
-    Superset of the environment validated (staging for a ref: its charts are staging's)."""
-    definition = target.version.definition
-    if not superset_bundle.is_superset(definition):
-        return await _check_all(settings, charts)
-    runs = await superset_charts.run_charts(
-        settings=settings,
-        environment=target.ref if target.ref in ENVIRONMENTS else "staging",
-        dashboard_uuid=definition["superset"]["uuid"],
-        charts=charts,
+    """Each chart's outcome, from the source of the version validated."""
+    return await sources.of(target.version.definition).run_charts(
+        settings=settings, target=target, charts=charts
     )
-    return [Outcome(r.status, r.message, r.elapsed_ms, r.row_count, r.code) for r in runs]
 
 
 async def run(
@@ -112,14 +42,14 @@ async def run(
     session: AsyncSession,
     settings: Settings,
     dashboard: Dashboard,
-    target: service.Target,
+    target: Target,
     triggered_by: str,
 ) -> RunRead:
     """Validate one version and add the run, its chart results and failure logs (no commit)."""
     started_at = utcnow()
     clock = time.perf_counter()
     charts: list[dict[str, Any]] = target.version.definition.get("charts", [])
-    outcomes = await _outcomes(settings, target, charts)
+    outcomes = await _outcomes(target, settings, charts)
     worst = max((SEVERITY[o.status] for o in outcomes), default=SEVERITY["warning"])
     validation = ValidationRun(
         dashboard_id=dashboard.id,
@@ -223,7 +153,7 @@ async def validate(
 
 async def _target(
     *, session: AsyncSession, dashboard: Dashboard, ref: str | None, environment: str | None
-) -> service.Target:
+) -> Target:
     if ref is not None and environment is not None:
         raise Unprocessable("Give either ref or environment, not both")
     if environment is None:
@@ -233,7 +163,7 @@ async def _target(
     )
     if version is None:
         raise NotFound(f"Nothing is deployed to {environment} for dashboard {dashboard.id}")
-    return service.Target(version, environment)
+    return Target(version, environment)
 
 
 async def health(
@@ -245,9 +175,9 @@ async def health(
     environment: str | None,
 ) -> HealthRead:
     """The latest run of main's version (or the version an environment serves) and history;
-    a Superset dashboard's charts are run through its Superset first (a new run)."""
+    a live source's charts are run first (a new run)."""
     dashboard = await service.get(session=session, dashboard_id=dashboard_id)
-    if await _is_superset(session, dashboard):
+    if await _live(session, dashboard):
         target = await _target(
             session=session, dashboard=dashboard, ref=None, environment=environment
         )
@@ -285,9 +215,9 @@ async def health(
     )
 
 
-async def _is_superset(session: AsyncSession, dashboard: Dashboard) -> bool:
+async def _live(session: AsyncSession, dashboard: Dashboard) -> bool:
     main = await session.get(DashboardVersion, dashboard.main_version_id or 0)
-    return main is not None and superset_bundle.is_superset(main.definition)
+    return main is not None and sources.of(main.definition).live
 
 
 async def _with_charts(session: AsyncSession, validation: ValidationRun) -> RunRead:

@@ -157,7 +157,7 @@ class Lease:
 async def end_run(
     client: BackendClient, context: Context, body: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """`POST .../end`: the parts of a run's end in one request (backend/conversations/ending.py);
+    """`POST .../end`: the parts of a run's end in one request (backend/runs/ending.py);
     the answer, or {} when the backend refused or stayed away (logged)."""
     path = f"/api/agent/conversations/{context.conversation_id}/end"
     # as long as a history write waits for a backend that is away; the usage alone a moment

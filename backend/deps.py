@@ -24,6 +24,13 @@ from backend.principal import Principal
 RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 CHANNELS = frozenset({"mcp"})
 
+# An agent write's key (its answer was lost, it is sent again): agent-only and not part of the
+# browser's API, so kept out of the OpenAPI document.
+IdempotencyKey = Annotated[
+    str | None,
+    Header(alias="Idempotency-Key", min_length=1, max_length=64, include_in_schema=False),
+]
+
 
 async def get_settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings

@@ -13,12 +13,12 @@ from sqlalchemy import text
 
 from backend import db, telemetry
 from backend.access_tokens.router import router as access_tokens_router
+from backend.assistant.router import router as conversations_router
+from backend.attachments.router import router as attachments_router
 from backend.audit.router import router as audit_router
 from backend.auth.router import router as auth_router
 from backend.config import Settings
-from backend.conversations.attachments import router as attachments_router
 from backend.conversations.checkpoints import Checkpoints
-from backend.conversations.router import router as conversations_router
 from backend.dashboards import sources as dashboard_sources
 from backend.dashboards.router import router as dashboards_router
 from backend.datasources.engines import dispose_all as dispose_datasource_engines
@@ -30,6 +30,7 @@ from backend.knowledge.router import router as knowledge_router
 from backend.mcp_tools.router import router as tool_calls_router
 from backend.oplogs.router import router as oplogs_router
 from backend.retention.sweep import run_periodically as run_retention
+from backend.runs.router import router as runs_router
 from backend.sharing.router import router as sharing_router
 from backend.storage.router import router as storage_router
 from backend.superset import client as superset_client
@@ -47,6 +48,7 @@ ROUTERS = (
     auth_router,
     access_tokens_router,
     conversations_router,
+    runs_router,
     attachments_router,
     audit_router,
     datasources_router,

@@ -1,9 +1,9 @@
 """Imports every ORM module so Base.metadata is complete (Alembic, tests)."""
 
 from backend.access_tokens import models as access_token_models
+from backend.attachments import models as attachment_models
 from backend.audit import models as audit_models
 from backend.auth import models as auth_models
-from backend.conversations import attachment_models
 from backend.conversations import models as conversation_models
 from backend.dashboards import models as dashboard_models
 from backend.datasources import models as datasource_models

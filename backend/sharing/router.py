@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Response, status
 
-from backend.conversations.router import PREFIX
+from backend.conversations.schemas import PREFIX
 from backend.db import utcnow
 from backend.deps import CurrentPrincipal, SessionDep
 from backend.errors import responses

@@ -22,11 +22,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.codes import Code
 from backend.conversations import service
-from backend.conversations.schemas import MessageCreate, PartError, RunEnd, RunEndRead
+from backend.conversations.schemas import MessageCreate
 from backend.debug import service as debug_service
 from backend.debug.schemas import DebugRecordWrite
 from backend.errors import AppError
 from backend.principal import Principal
+from backend.runs import lease
+from backend.runs.schemas import PartError, RunEnd, RunEndRead
 from backend.usage import service as usage_service
 from backend.usage.schemas import UsageWrite
 
@@ -90,7 +92,7 @@ async def end_run(
             await session.rollback()
             answer.errors["usage"] = _refused(exc)
     if data.holder is not None:
-        answer.released = await service.release_lease(
+        answer.released = await lease.release_lease(
             session=session, actor=actor, conversation_id=conversation_id, holder=data.holder
         )
     return answer

@@ -6,8 +6,8 @@ import uuid
 
 from fastapi import APIRouter, status
 
-from backend.conversations import attachment_service as service
-from backend.conversations.attachment_schemas import (
+from backend.attachments import service
+from backend.attachments.schemas import (
     AttachmentBatch,
     AttachmentDetail,
     AttachmentPage,

@@ -7,12 +7,12 @@ import uuid
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from backend.attachments.models import Attachment
+from backend.attachments.schemas import AttachmentBatch
 from backend.audit import service as audit
 from backend.codes import Code
 from backend.config import Settings
 from backend.conversations import service as conversations
-from backend.conversations.attachment_models import Attachment
-from backend.conversations.attachment_schemas import AttachmentBatch
 from backend.conversations.models import Message
 from backend.errors import Conflict, NotFound, PayloadTooLarge, Unprocessable
 from backend.principal import Principal

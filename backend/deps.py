@@ -13,12 +13,11 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from backend.access_tokens import service as access_tokens
-from backend.auth import tokens
-from backend.auth.models import ServiceClient, User
-from backend.auth.roles import Role
 from backend.config import Settings
 from backend.errors import Forbidden, Unauthorized, Unprocessable
+from backend.identity import access_tokens, tokens
+from backend.identity.models import ServiceClient, User
+from backend.identity.roles import Role
 from backend.principal import Principal
 
 RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

@@ -1,15 +1,15 @@
 """Imports every ORM module so Base.metadata is complete (Alembic, tests)."""
 
-from backend.access_tokens import models as access_token_models
 from backend.attachments import models as attachment_models
 from backend.audit import models as audit_models
-from backend.auth import models as auth_models
 from backend.conversations import models as conversation_models
 from backend.dashboards import models as dashboard_models
 from backend.datasources import models as datasource_models
 from backend.db import Base
 from backend.debug import models as debug_models
 from backend.feedback import models as feedback_models
+from backend.identity import access_tokens as access_token_models
+from backend.identity import models as auth_models
 from backend.knowledge import models as knowledge_models
 from backend.mcp_tools import models as mcp_models
 from backend.oplogs import models as oplog_models

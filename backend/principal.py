@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from backend.auth.roles import Role, satisfies
+from backend.identity.roles import Role, satisfies
 
 
 @dataclass(frozen=True)

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import uuid
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from backend.access_tokens.models import AccessToken
 from backend.access_tokens.schemas import (
     AccessTokenCreate,
     AccessTokenCreated,
@@ -19,27 +16,12 @@ from backend.access_tokens.schemas import (
     AccessTokenRead,
 )
 from backend.audit import service as audit
-from backend.auth.models import User
-from backend.auth.roles import highest_rank
 from backend.db import utcnow
-from backend.errors import NotFound, Unauthorized
+from backend.errors import NotFound
+from backend.identity.access_tokens import PREFIX, PREFIX_CHARS, AccessToken, digest
 from backend.principal import Principal
 
-PREFIX = "acp_"
-PREFIX_CHARS = len(PREFIX) + 8  # what lists show of a token: enough to tell tokens apart
-# One message for a revoked, expired and unknown token alike: none of them confirms the others.
-INVALID = "Invalid or expired access token"
-# last_used_at is written at most this often per token: a script's burst costs one write.
-TOUCH_EVERY = timedelta(minutes=1)
 MAX_TOKENS_PER_USER = 100
-
-
-def is_access_token(credential: str) -> bool:
-    return credential.startswith(PREFIX)
-
-
-def digest(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 async def create(
@@ -104,51 +86,3 @@ async def revoke(*, session: AsyncSession, actor: Principal, token_id: uuid.UUID
         details={"name": row.name},
     )
     await session.commit()
-
-
-_BY_HASH = (
-    select(AccessToken, User)
-    .join(User, User.id == AccessToken.user_id)
-    .where(AccessToken.token_hash == bindparam("token_hash"))
-)
-
-
-@dataclass(frozen=True)
-class TokenUser:
-    """Who a live token acts for, with the roles it acts with (narrowed by its scope)."""
-
-    user_id: uuid.UUID
-    username: str
-    roles: list[str]
-    scope: str
-
-
-async def authenticate(*, session: AsyncSession, token: str) -> TokenUser:
-    """The active user behind a live token, with the user's current roles narrowed by the
-    token's scope; Unauthorized (one message for every reason) otherwise."""
-    found = (await session.execute(_BY_HASH, {"token_hash": digest(token)})).one_or_none()
-    now = utcnow()
-    if found is None:
-        raise Unauthorized(INVALID)
-    row, user = found
-    if row.revoked_at is not None or row.expires_at <= now or not user.is_active:
-        raise Unauthorized(INVALID)
-    found_user = TokenUser(user.id, user.username, narrowed_roles(user.roles, row.scope), row.scope)
-    if row.last_used_at is None or now - row.last_used_at >= TOUCH_EVERY:
-        await _touch(session, row.id, now)
-    return found_user
-
-
-async def _touch(session: AsyncSession, token_id: uuid.UUID, now: datetime) -> None:
-    # Committed here, before the route runs: a read-only route never commits its own session.
-    await session.execute(
-        update(AccessToken).where(AccessToken.id == token_id).values(last_used_at=now)
-    )
-    await session.commit()
-
-
-def narrowed_roles(roles: list[str], scope: str) -> list[str]:
-    """The roles a token of `scope` acts with: `read` is viewer rights at most."""
-    if scope == "full":
-        return list(roles)
-    return ["viewer"] if highest_rank(roles) > 0 else []

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from backend.auth.roles import Role
+from backend.identity.roles import Role
 
 
 class LoginRequest(BaseModel):

@@ -7,12 +7,12 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.audit import service as audit
-from backend.auth import tokens
-from backend.auth.models import ServiceClient, User
 from backend.auth.schemas import LoginResponse, TokenResponse, UserCreate, UserRead
 from backend.codes import Code
 from backend.config import Settings
 from backend.errors import Conflict, Unauthorized
+from backend.identity import tokens
+from backend.identity.models import ServiceClient, User
 from backend.principal import Principal
 
 _BAD_LOGIN = "Invalid username or password"

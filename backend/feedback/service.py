@@ -15,7 +15,6 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.audit import service as audit
-from backend.auth.models import User
 from backend.codes import Code
 from backend.conversations.models import Conversation, Message
 from backend.db import utcnow
@@ -23,6 +22,7 @@ from backend.errors import NotFound, Unprocessable
 from backend.feedback import turns
 from backend.feedback.models import Feedback
 from backend.feedback.schemas import FeedbackState, FeedbackWrite, Rating
+from backend.identity.models import User
 from backend.principal import Principal
 
 TURN_WINDOW = 200  # rows read back from a rated answer to find its question

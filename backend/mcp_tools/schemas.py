@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from backend.auth.roles import Role
+from backend.identity.roles import Role
 
 MAX_ARGUMENT_CHARS = 4000
 

@@ -15,11 +15,11 @@ from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.audit import service as audit
-from backend.auth.models import User
 from backend.conversations import service as conversations
 from backend.conversations.models import Conversation, Message
 from backend.db import utcnow
 from backend.errors import NotFound
+from backend.identity.models import User
 from backend.principal import Principal
 from backend.sharing import snapshot
 from backend.sharing.models import Share

@@ -13,9 +13,9 @@ from sqlalchemy.dialects.postgresql import aggregate_order_by, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.audit import service as audit
-from backend.auth.models import User
 from backend.conversations.models import Conversation
 from backend.errors import NotFound
+from backend.identity.models import User
 from backend.principal import Principal
 from backend.usage.models import UsageBudget, UsageCall, UsageConversation, UsageDaily
 from backend.usage.schemas import UsageCallWrite

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query, Response
 
 from backend.deps import Admin, AgentPrincipal, CurrentPrincipal, SessionDep
 from backend.errors import Unprocessable, responses
-from backend.usage import service
+from backend.usage import admin, service
 from backend.usage.schemas import (
     AdminUsagePage,
     BudgetUpdate,
@@ -39,16 +39,16 @@ async def me(
 async def admin_usage(
     principal: Admin,
     session: SessionDep,
-    group_by: Annotated[service.GroupBy, Query()] = "user",
+    group_by: Annotated[admin.GroupBy, Query()] = "user",
     from_: Annotated[date | None, Query(alias="from", description="First UTC day")] = None,
     to: Annotated[date | None, Query(description="Last UTC day (included)")] = None,
     user_id: Annotated[uuid.UUID | None, Query(description="Only this user's items")] = None,
     sort: Annotated[
-        service.SortKey | None,
+        admin.SortKey | None,
         Query(description="Order items by this column (then by the grouping's own keys)"),
     ] = None,
     order: Annotated[Literal["asc", "desc"], Query()] = "asc",
-    limit: Annotated[int, Query(ge=1, le=service.MAX_PAGE_LIMIT)] = service.PAGE_LIMIT,
+    limit: Annotated[int, Query(ge=1, le=admin.MAX_PAGE_LIMIT)] = admin.PAGE_LIMIT,
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> Response:
     """Every user's usage per user, per user and day, or per user and model (admin); the last
@@ -60,7 +60,7 @@ async def admin_usage(
         raise Unprocessable(f"from must be before to, at most {MAX_RANGE_DAYS} days apart")
     if sort in {"day", "model"} and sort != group_by:
         raise Unprocessable(f"sort={sort} needs group_by={sort}")
-    page = await service.admin_usage(
+    page = await admin.admin_usage(
         session=session,
         group_by=group_by,
         start=start,

@@ -14,6 +14,10 @@ A source answers for a version's definition (dashboard definitions are immutable
 - `links`: where its dashboards live outside the platform (the summary's `source`);
 - `live`: health runs its charts anew each time it is asked (its data and charts change
   outside the platform); otherwise health reads the runs validation and deploys stored.
+
+Every method is given the version (or the `Target` a ref resolved to), never "main" by
+assumption: a version named by a branch or an id is run, drawn and deployed the same way, and
+what a source adds to a version's charts for the browser belongs beside these methods.
 """
 
 from __future__ import annotations

@@ -221,6 +221,8 @@ async def evaluate(
                 ExternalServers(client, settings.mcp_key, settings.agent.mcp_refresh_s),
                 client,
                 settings.agent.mcp_timeout_s,
+                budget_chars=settings.agent.external_tools_budget_chars,
+                description_chars=settings.agent.tool_description_chars,
             ),
         )
         evaluator = Evaluator(

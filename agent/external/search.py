@@ -71,9 +71,7 @@ def answer(found: Sequence[ExternalTool]) -> dict[str, Any]:
                 "description": tool.description,
                 "parameters": tool.input_schema or {"type": "object", "properties": {}},
                 "asks_first": mcp_confirm.asks_first(
-                    mcp_confirm.tool_reason(
-                        tool.rules.listing[tool.tool], tool.rules.confirm_tools
-                    )
+                    mcp_confirm.tool_reason(tool.rules.listing[tool.tool], tool.rules.confirm_tools)
                 ),
             }
             for tool in found

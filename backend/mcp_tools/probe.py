@@ -28,7 +28,7 @@ class Listing:
 
 async def list_tools(url: str, headers: dict[str, str], *, timeout_s: float) -> Listing:
     """The server's tools ({name, description, input_schema, annotations?}), or `unreachable`
-    and none. The annotations (readOnlyHint...) decide which tools ask first (common/mcp_confirm)."""
+    and none; the annotations (readOnlyHint...) decide which ask first (common/mcp_confirm)."""
     try:
         with anyio.fail_after(timeout_s):
             tools = await _list(url, headers, timeout_s)

@@ -215,7 +215,7 @@ async def evaluate(
             tools=build_tools(client),
             checkpointer=checkpointer,
             guards=[DryRunWrites()],
-            # The admin's external MCP tools are offered as in a chat (those in confirm_tools
+            # The admin's external MCP tools are offered as in a chat (those that ask first
             # end the case at their confirmation, like deploy_dashboard).
             external=ExternalTools(
                 ExternalServers(client, settings.mcp_key, settings.agent.mcp_refresh_s),

@@ -66,9 +66,8 @@ class ExternalTools(AgentMiddleware[Any, Context, Any]):
 
     def _specs(self, offered: list[ExternalTool], messages: Any) -> list[dict[str, Any]]:
         """Every offered tool within the budget; past it find_tools and the tools found."""
-        specs = [t.spec(self.description_chars) for t in offered]
-        if search.size(specs) <= self.budget_chars:
-            return specs
+        if sum(t.spec_chars(self.description_chars) for t in offered) <= self.budget_chars:
+            return [t.spec(self.description_chars) for t in offered]
         by_name = {t.name: t for t in offered}
         found = [by_name[n] for n in search.found_names(messages) if n in by_name]
         return [search.SPEC, *(t.spec(self.description_chars) for t in found)]

@@ -113,8 +113,3 @@ def found_names(messages: Sequence[AnyMessage]) -> list[str]:
         if len(names) >= MAX_BOUND:
             break
     return names[:MAX_BOUND]
-
-
-def size(specs: Iterable[dict[str, Any]]) -> int:
-    """Characters the tool definitions add to a model request."""
-    return sum(len(json.dumps(spec, ensure_ascii=False)) for spec in specs)

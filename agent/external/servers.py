@@ -7,6 +7,7 @@ checkpoint or a log."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Iterable, Mapping
@@ -50,6 +51,10 @@ class ExternalTool:
     min_role: str
     rules: ServerRules = field(repr=False)
     headers: Mapping[str, str] = field(repr=False)  # opened secrets: memory only
+    # spec() and its size by description limit: built once per listing, not per model call
+    _built: dict[int, tuple[dict[str, Any], int]] = field(
+        default_factory=dict, repr=False, compare=False, hash=False
+    )
 
     @property
     def name(self) -> str:
@@ -69,6 +74,19 @@ class ExternalTool:
         """The tool in the provider's format (what the model is bound with). A description
         longer than the provider takes (`description_chars`) is not lost: the whole text also
         goes into the parameters' schema, which has no such limit."""
+        return self._build(description_chars)[0]
+
+    def spec_chars(self, description_chars: int = DESCRIPTION_CHARS) -> int:
+        """Characters spec() adds to a model request."""
+        return self._build(description_chars)[1]
+
+    def _build(self, description_chars: int) -> tuple[dict[str, Any], int]:
+        if description_chars not in self._built:
+            spec = self._spec(description_chars)
+            self._built[description_chars] = (spec, len(json.dumps(spec, ensure_ascii=False)))
+        return self._built[description_chars]
+
+    def _spec(self, description_chars: int) -> dict[str, Any]:
         schema = dict(self.input_schema or {"type": "object", "properties": {}})
         text = f"[external: {self.server}] {self.description}"
         if len(text) > description_chars:

@@ -80,9 +80,9 @@ class ExternalTools(AgentMiddleware[Any, Context, Any]):
         if request.tool is not None:
             return await handler(request)
         context = request.runtime.context
-        if isinstance(context, Context) and context.offer_tools:
+        if isinstance(context, Context):
             await self.servers.refresh(context)  # a resumed run may not have asked yet
-            if request.tool_call["name"] == search.FIND_TOOLS:
+            if request.tool_call["name"] == search.FIND_TOOLS and context.offer_tools:
                 found = search.as_tool(await self.servers.offered(context))
                 return await handler(request.override(tool=found))
         external = self.servers.get(request.tool_call["name"])

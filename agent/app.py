@@ -125,6 +125,8 @@ def build_app(settings: Settings) -> FastAPI:
                 ExternalServers(client, settings.mcp_key, settings.agent.mcp_refresh_s),
                 client,
                 settings.agent.mcp_timeout_s,
+                budget_chars=settings.agent.external_tools_budget_chars,
+                description_chars=settings.agent.tool_description_chars,
             )
             agent = build_agent(
                 settings, model=model, tools=tools, checkpointer=checkpointer, external=external

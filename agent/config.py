@@ -44,6 +44,12 @@ class AgentSettings(BaseModel):
     mcp_timeout_s: float = Field(default=20.0, gt=0)
     # how long this process keeps the backend's list of external MCP servers before asking again
     mcp_refresh_s: float = Field(default=10.0, ge=0)
+    # past this many characters of external tool definitions in one model call, the model is
+    # offered `find_tools` instead and binds only the tools it found (agent/external/search.py)
+    external_tools_budget_chars: int = Field(default=12_000, ge=0)
+    # the provider's limit on a tool's description (OpenAI: 1024); the rest of a longer one
+    # reaches the model in the tool's parameters' description
+    tool_description_chars: int = Field(default=1024, ge=200)
     # extracted file text per message; capped at half of llm.max_input_tokens
     max_attachment_tokens: int = 2000
     # selected files and tables per message; within half of llm.max_input_tokens, less what

@@ -126,7 +126,7 @@ def middleware(
     hitl: HumanInTheLoopMiddleware[Any, Context, Any] = HumanInTheLoopMiddleware(
         interrupt_on=confirm, interrupt_mode="per_call", edit_notice=EDIT_NOTICE
     )
-    if external is not None:  # external tools in `confirm_tools` pause for the same card
+    if external is not None:  # external tools that are not read-only pause for the same card
         hitl.interrupt_on = ConfirmRules(hitl.interrupt_on, external.servers, _describe)
     return [
         NoTools(),

@@ -215,12 +215,14 @@ async def evaluate(
             tools=build_tools(client),
             checkpointer=checkpointer,
             guards=[DryRunWrites()],
-            # The admin's external MCP tools are offered as in a chat (those in confirm_tools
+            # The admin's external MCP tools are offered as in a chat (those that ask first
             # end the case at their confirmation, like deploy_dashboard).
             external=ExternalTools(
                 ExternalServers(client, settings.mcp_key, settings.agent.mcp_refresh_s),
                 client,
                 settings.agent.mcp_timeout_s,
+                budget_chars=settings.agent.external_tools_budget_chars,
+                description_chars=settings.agent.tool_description_chars,
             ),
         )
         evaluator = Evaluator(

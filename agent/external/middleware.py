@@ -1,7 +1,9 @@
 """The hook of external MCP tools into the agent (dynamic mode only): each model call is also
-offered the tools the run's user may use, a call of one runs through the agent's own tool node
-(a tool card like any tool), those marked `confirm_tools` pause for the confirmation card
-(ConfirmRules), and every call is audited."""
+offered the tools the run's user may use (all of them within `agent.external_tools_budget_chars`,
+past it `find_tools` and the tools found: agent/external/search.py), a call of one runs through
+the agent's own tool node (a tool card like any tool), every call that is not of a read-only
+tool pauses for the confirmation card (ConfirmRules, common/mcp_confirm.py), and every call is
+audited."""
 
 from __future__ import annotations
 
@@ -23,19 +25,30 @@ from langgraph.types import Command
 from agent.backend_client import UNANSWERED, BackendClient, BackendError
 from agent.context import Context
 from agent.errors import Code
+from agent.external import search
 from agent.external.calls import as_tool
-from agent.external.servers import ExternalServers
+from agent.external.servers import DESCRIPTION_CHARS, ExternalServers, ExternalTool
 from agent.tools.names import reaches
 
 
 class ExternalTools(AgentMiddleware[Any, Context, Any]):
     """Offer and run the external MCP tools of the run's user."""
 
-    def __init__(self, servers: ExternalServers, client: BackendClient, timeout_s: float) -> None:
+    def __init__(
+        self,
+        servers: ExternalServers,
+        client: BackendClient,
+        timeout_s: float,
+        *,
+        budget_chars: int = 12_000,
+        description_chars: int = DESCRIPTION_CHARS,
+    ) -> None:
         super().__init__()
         self.servers = servers
         self.client = client
         self.timeout_s = timeout_s
+        self.budget_chars = budget_chars
+        self.description_chars = description_chars
 
     async def awrap_model_call(
         self,
@@ -48,7 +61,16 @@ class ExternalTools(AgentMiddleware[Any, Context, Any]):
         offered = await self.servers.offered(context)
         if not offered:
             return await handler(request)
-        return await handler(request.override(tools=[*request.tools, *(t.spec() for t in offered)]))
+        specs = self._specs(offered, request.messages)
+        return await handler(request.override(tools=[*request.tools, *specs]))
+
+    def _specs(self, offered: list[ExternalTool], messages: Any) -> list[dict[str, Any]]:
+        """Every offered tool within the budget; past it find_tools and the tools found."""
+        if sum(t.spec_chars(self.description_chars) for t in offered) <= self.budget_chars:
+            return [t.spec(self.description_chars) for t in offered]
+        by_name = {t.name: t for t in offered}
+        found = [by_name[n] for n in search.found_names(messages) if n in by_name]
+        return [search.SPEC, *(t.spec(self.description_chars) for t in found)]
 
     async def awrap_tool_call(
         self,
@@ -57,8 +79,13 @@ class ExternalTools(AgentMiddleware[Any, Context, Any]):
     ) -> ToolMessage | Command[Any]:
         if request.tool is not None:
             return await handler(request)
-        external = self.servers.get(request.tool_call["name"])
         context = request.runtime.context
+        if isinstance(context, Context):
+            await self.servers.refresh(context)  # a resumed run may not have asked yet
+            if request.tool_call["name"] == search.FIND_TOOLS and context.offer_tools:
+                found = search.as_tool(await self.servers.offered(context))
+                return await handler(request.override(tool=found))
+        external = self.servers.get(request.tool_call["name"])
         if (
             external is None
             or not isinstance(context, Context)
@@ -96,8 +123,9 @@ class ExternalTools(AgentMiddleware[Any, Context, Any]):
 
 class ConfirmRules(dict[str, InterruptOnConfig]):
     """The confirmation rules of HumanInTheLoopMiddleware (`interrupt_on`), which also answer
-    for the external tools an admin marked in `confirm_tools`: the same card, the same
-    `call_id` binding as `deploy_dashboard`."""
+    for every external tool: a call pauses (the same card, the same `call_id` binding as
+    `deploy_dashboard`) unless the rule of common/mcp_confirm.py lets it run at once, decided
+    per call (`when`: a proxy's call by the tool it names)."""
 
     def __init__(
         self,
@@ -108,12 +136,16 @@ class ConfirmRules(dict[str, InterruptOnConfig]):
         super().__init__(rules)
         self.servers = servers
         self.external = InterruptOnConfig(
-            allowed_decisions=["approve", "reject"], description=describe
+            allowed_decisions=["approve", "reject"], description=describe, when=self._asks
         )
+
+    def _asks(self, request: ToolCallRequest) -> bool:
+        call = request.tool_call
+        return self.servers.needs_confirm(call["name"], call.get("args") or {})
 
     def get(self, name: str, default: Any = None) -> Any:
         found = super().get(name)
-        if found is None and self.servers.needs_confirm(name):
+        if found is None and self.servers.get(name) is not None:
             return self.external
         return found if found is not None else default
 

@@ -7,6 +7,7 @@ checkpoint or a log."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Iterable, Mapping
@@ -16,11 +17,26 @@ from typing import Any
 from agent.backend_client import UNANSWERED, BackendClient, BackendError
 from agent.context import Context
 from agent.tools.names import reaches
+from common import mcp_confirm
 from common.sealed import SealError, unseal
 
 log = logging.getLogger(__name__)
 
 SEPARATOR = "__"  # `<server name>__<tool name>`, as the model sees it
+# OpenAI's chat API refuses a function description over 1024 characters (parameter
+# descriptions have no such limit); `agent.tool_description_chars` changes it per provider.
+DESCRIPTION_CHARS = 1024
+CONTINUED = " (whole description: the parameters' description)"
+
+
+@dataclass(frozen=True)
+class ServerRules:
+    """What decides whether a call of one server's tool asks first (common/mcp_confirm): the
+    server's whole listing (a proxy's target is looked up there) and the admin's lists."""
+
+    listing: Mapping[str, Mapping[str, Any]]
+    confirm_tools: frozenset[str]
+    enabled_tools: frozenset[str] | None
 
 
 @dataclass(frozen=True)
@@ -32,24 +48,53 @@ class ExternalTool:
     description: str
     input_schema: dict[str, Any]
     url: str
-    confirm: bool
     min_role: str
+    rules: ServerRules = field(repr=False)
     headers: Mapping[str, str] = field(repr=False)  # opened secrets: memory only
+    # spec() and its size by description limit: built once per listing, not per model call
+    _built: dict[int, tuple[dict[str, Any], int]] = field(
+        default_factory=dict, repr=False, compare=False, hash=False
+    )
 
     @property
     def name(self) -> str:
         return f"{self.server}{SEPARATOR}{self.tool}"
 
-    def spec(self) -> dict[str, Any]:
-        """The tool in the provider's format (what the model is bound with)."""
-        schema = self.input_schema or {"type": "object", "properties": {}}
+    def confirm_reason(self, arguments: Mapping[str, Any]) -> mcp_confirm.Reason:
+        """Why this call asks first, or `read_only` when it runs at once."""
+        return mcp_confirm.call_reason(
+            self.rules.listing[self.tool],
+            arguments,
+            self.rules.listing,
+            self.rules.confirm_tools,
+            self.rules.enabled_tools,
+        )
+
+    def spec(self, description_chars: int = DESCRIPTION_CHARS) -> dict[str, Any]:
+        """The tool in the provider's format (what the model is bound with). A description
+        longer than the provider takes (`description_chars`) is not lost: the whole text also
+        goes into the parameters' schema, which has no such limit."""
+        return self._build(description_chars)[0]
+
+    def spec_chars(self, description_chars: int = DESCRIPTION_CHARS) -> int:
+        """Characters spec() adds to a model request."""
+        return self._build(description_chars)[1]
+
+    def _build(self, description_chars: int) -> tuple[dict[str, Any], int]:
+        if description_chars not in self._built:
+            spec = self._spec(description_chars)
+            self._built[description_chars] = (spec, len(json.dumps(spec, ensure_ascii=False)))
+        return self._built[description_chars]
+
+    def _spec(self, description_chars: int) -> dict[str, Any]:
+        schema = dict(self.input_schema or {"type": "object", "properties": {}})
+        text = f"[external: {self.server}] {self.description}"
+        if len(text) > description_chars:
+            schema["description"] = self.description
+            text = text[: description_chars - len(CONTINUED)].rstrip() + CONTINUED
         return {
             "type": "function",
-            "function": {
-                "name": self.name,
-                "description": f"[external: {self.server}] {self.description}"[:1024],
-                "parameters": schema,
-            },
+            "function": {"name": self.name, "description": text, "parameters": schema},
         }
 
 
@@ -73,9 +118,17 @@ class ExternalServers:
         """The tool of that offered name, as last fetched (None for a built-in name)."""
         return self._tools.get(name) if SEPARATOR in name else None
 
-    def needs_confirm(self, name: str) -> bool:
+    def needs_confirm(self, name: str, arguments: Mapping[str, Any]) -> bool:
+        """Whether this call pauses for the confirmation card; an unknown tool does (fail
+        closed: nothing external runs unconfirmed because a listing went missing)."""
         tool = self.get(name)
-        return tool is not None and tool.confirm
+        if tool is None:
+            return True
+        return mcp_confirm.asks_first(tool.confirm_reason(arguments))
+
+    async def refresh(self, context: Context) -> None:
+        """The backend's list, asked again when older than `agent.mcp_refresh_s`."""
+        await self._refresh(context)
 
     async def _refresh(self, context: Context) -> None:
         if time.monotonic() - self._fetched_at < self._refresh_s:
@@ -108,18 +161,23 @@ class ExternalServers:
                 )
                 continue
             enabled = server.get("enabled_tools")
-            confirm = set(server.get("confirm_tools") or [])
-            for listed in server.get("tools") or []:
-                if enabled is not None and listed["name"] not in enabled:
+            listed = [t for t in server.get("tools") or [] if isinstance(t.get("name"), str)]
+            rules = ServerRules(
+                listing={t["name"]: t for t in listed},
+                confirm_tools=frozenset(server.get("confirm_tools") or []),
+                enabled_tools=None if enabled is None else frozenset(enabled),
+            )
+            for one in listed:
+                if enabled is not None and one["name"] not in enabled:
                     continue
                 tool = ExternalTool(
                     server=server["name"],
-                    tool=listed["name"],
-                    description=listed.get("description") or "",
-                    input_schema=listed.get("input_schema") or {},
+                    tool=one["name"],
+                    description=one.get("description") or "",
+                    input_schema=one.get("input_schema") or {},
                     url=server["url"],
-                    confirm=listed["name"] in confirm,
                     min_role=server.get("min_role") or "admin",
+                    rules=rules,
                     headers=headers,
                 )
                 yield tool.name, tool

@@ -15,7 +15,9 @@ from mcp.client.streamable_http import streamablehttp_client
 log = logging.getLogger(__name__)
 
 MAX_TOOLS = 200
-MAX_DESCRIPTION_CHARS = 2000
+# Kept whole for the model (the agent cuts only past the provider's own limit, and keeps the
+# rest reachable); this only bounds a server that sends pages of text.
+MAX_DESCRIPTION_CHARS = 16_000
 
 
 @dataclass(frozen=True)
@@ -25,7 +27,8 @@ class Listing:
 
 
 async def list_tools(url: str, headers: dict[str, str], *, timeout_s: float) -> Listing:
-    """The server's tools ({name, description, input_schema}), or `unreachable` and none."""
+    """The server's tools ({name, description, input_schema, annotations?}), or `unreachable`
+    and none; the annotations (readOnlyHint...) decide which ask first (common/mcp_confirm)."""
     try:
         with anyio.fail_after(timeout_s):
             tools = await _list(url, headers, timeout_s)
@@ -43,11 +46,15 @@ async def _list(url: str, headers: dict[str, str], timeout_s: float) -> list[dic
     ):
         await session.initialize()
         listed = await session.list_tools()
-    return [
-        {
-            "name": tool.name,
-            "description": (tool.description or "")[:MAX_DESCRIPTION_CHARS],
-            "input_schema": tool.inputSchema,
-        }
-        for tool in listed.tools[:MAX_TOOLS]
-    ]
+    return [_described(tool) for tool in listed.tools[:MAX_TOOLS]]
+
+
+def _described(tool: Any) -> dict[str, Any]:
+    described: dict[str, Any] = {
+        "name": tool.name,
+        "description": (tool.description or "")[:MAX_DESCRIPTION_CHARS],
+        "input_schema": tool.inputSchema,
+    }
+    if tool.annotations is not None:
+        described["annotations"] = tool.annotations.model_dump(mode="json", exclude_none=True)
+    return described

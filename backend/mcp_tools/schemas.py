@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from backend.identity.roles import Role
+from common.mcp_confirm import Reason
 
 MAX_ARGUMENT_CHARS = 4000
 
@@ -75,6 +76,17 @@ class McpServerUpdate(BaseModel):
 class McpToolRead(BaseModel):
     name: str
     description: str = ""
+    read_only: bool = Field(
+        default=False, description="The server annotates it `readOnlyHint: true`"
+    )
+    confirm: bool = Field(
+        default=True,
+        description="Asks a person first (a proxy: unless the tool it names runs at once)",
+    )
+    confirm_reason: Reason = Field(
+        default="not_read_only",
+        description="read_only (runs at once), listed (in confirm_tools), not_read_only, proxy",
+    )
 
 
 class McpServerRead(BaseModel):

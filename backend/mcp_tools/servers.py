@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -29,6 +30,7 @@ from backend.mcp_tools.schemas import (
     McpToolRead,
 )
 from backend.principal import Principal
+from common import mcp_confirm
 from common.sealed import SealError, seal, unseal
 
 LIST_TIMEOUT_S = 5.0  # an admin page's listing waits at most this long for each server
@@ -147,13 +149,22 @@ async def _refresh(session: AsyncSession, settings: Settings, servers: list[McpS
 
 
 def _status(server: McpServer) -> McpServerStatus:
-    tools = [
-        McpToolRead(name=t["name"], description=t.get("description", "")) for t in server.tools
-    ]
+    tools = [_tool(t, server.confirm_tools) for t in server.tools]
     return McpServerStatus(
         **McpServerRead.model_validate(server).model_dump(),
         tools=tools,
         status=server.status if server.status in ("ok", "unreachable") else "unknown",
+    )
+
+
+def _tool(listed: dict[str, Any], confirm_tools: list[str]) -> McpToolRead:
+    reason = mcp_confirm.tool_reason(listed, confirm_tools)
+    return McpToolRead(
+        name=listed["name"],
+        description=listed.get("description", ""),
+        read_only=mcp_confirm.is_read_only(listed),
+        confirm=mcp_confirm.asks_first(reason),
+        confirm_reason=reason,
     )
 
 

@@ -8,14 +8,16 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from mcp import ClientSession, types
 from mcp.client.streamable_http import streamablehttp_client
 
+from tests.conftest import bearer
 from tests.support.processes import ROOT, free_port, stop
 
 Answer = Callable[[Any, types.ElicitRequestParams], Awaitable[types.ElicitResult]]
@@ -91,3 +93,47 @@ class FakeServer:
     def kill(self) -> None:
         if self.proc is not None:
             stop(self.proc)
+
+
+@pytest.fixture(scope="module")
+def external(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeServer]:
+    server = FakeServer(tmp_path_factory.mktemp("mcp") / "wiped.txt").start()
+    yield server
+    server.kill()
+
+
+@pytest.fixture(scope="module")
+def quick_agent(start_agent: Any) -> Iterator[str]:
+    """An agent that asks for the server list on every turn and waits 3 s for a server."""
+    with start_agent(AGENT__MCP_REFRESH_S="0", AGENT__MCP_TIMEOUT_S="3") as (base, _proc):
+        deadline = time.monotonic() + 60
+        while httpx.get(f"{base}/readyz").status_code != 200 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        yield base
+
+
+@pytest.fixture()
+def register(api: httpx.Client, tokens: dict[str, str], external: FakeServer):
+    created: list[str] = []
+
+    def add(**fields: Any) -> dict[str, Any]:
+        body = {
+            "name": f"ext{uuid.uuid4().hex[:6]}",
+            "url": external.url,
+            "headers": {"X-Api-Key": SECRET},
+            **fields,
+        }
+        response = api.post("/api/admin/mcp-servers", json=body, headers=bearer(tokens["admin"]))
+        assert response.status_code == 201, response.text
+        created.append(response.json()["id"])
+        return dict(response.json())
+
+    yield add
+    for server_id in created:
+        api.delete(f"/api/admin/mcp-servers/{server_id}", headers=bearer(tokens["admin"]))
+
+
+def conversation_of(api: httpx.Client, token: str) -> str:
+    response = api.post("/api/assistant/conversations", json={}, headers=bearer(token))
+    assert response.status_code == 201, response.text
+    return str(response.json()["id"])

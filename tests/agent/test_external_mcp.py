@@ -6,56 +6,22 @@ its header secret never stored or shown in the clear."""
 from __future__ import annotations
 
 import json
-import time
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 
-from tests.agent.mcp_support import SECRET, FakeServer
+from tests.agent import mcp_support
+from tests.agent.mcp_support import SECRET, conversation_of
 from tests.agent.support import Chat, confirm_id, kinds, of_type, text_of
 from tests.backend.support import assert_error, audit_rows
 from tests.conftest import bearer
 
-
-@pytest.fixture(scope="module")
-def external(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeServer]:
-    server = FakeServer(tmp_path_factory.mktemp("mcp") / "wiped.txt").start()
-    yield server
-    server.kill()
-
-
-@pytest.fixture(scope="module")
-def quick_agent(start_agent: Any) -> Iterator[str]:
-    """An agent that asks for the server list on every turn and waits 3 s for a server."""
-    with start_agent(AGENT__MCP_REFRESH_S="0", AGENT__MCP_TIMEOUT_S="3") as (base, _proc):
-        deadline = time.monotonic() + 60
-        while httpx.get(f"{base}/readyz").status_code != 200 and time.monotonic() < deadline:
-            time.sleep(0.2)
-        yield base
-
-
-@pytest.fixture()
-def register(api: httpx.Client, tokens: dict[str, str], external: FakeServer):
-    created: list[str] = []
-
-    def add(**fields: Any) -> dict[str, Any]:
-        body = {
-            "name": f"ext{uuid.uuid4().hex[:6]}",
-            "url": external.url,
-            "headers": {"X-Api-Key": SECRET},
-            **fields,
-        }
-        response = api.post("/api/admin/mcp-servers", json=body, headers=bearer(tokens["admin"]))
-        assert response.status_code == 201, response.text
-        created.append(response.json()["id"])
-        return dict(response.json())
-
-    yield add
-    for server_id in created:
-        api.delete(f"/api/admin/mcp-servers/{server_id}", headers=bearer(tokens["admin"]))
+external, quick_agent, register = (
+    mcp_support.external,
+    mcp_support.quick_agent,
+    mcp_support.register,
+)
 
 
 def test_an_admin_adds_lists_changes_and_removes_a_server_never_seeing_its_secret(
@@ -68,7 +34,9 @@ def test_an_admin_adds_lists_changes_and_removes_a_server_never_seeing_its_secre
     assert listed.status_code == 200, listed.text
     (mine,) = [s for s in listed.json()["items"] if s["id"] == created["id"]]
     assert mine["status"] == "ok"
-    assert {t["name"] for t in mine["tools"]} == {"echo", "wipe", "slow", "fail", "big"}
+    assert {t["name"] for t in mine["tools"]} == {
+        "echo", "wipe", "note", "peek", "slow", "fail", "big", "call_tool"
+    }  # fmt: skip
     changed = api.patch(
         f"/api/admin/mcp-servers/{created['id']}",
         json={"enabled_tools": ["echo", "wipe"]},
@@ -117,10 +85,7 @@ def _offered(fake_llm: Any) -> set[str]:
     return {tool["function"]["name"] for tool in tools}
 
 
-def _conversation(api: httpx.Client, token: str) -> str:
-    response = api.post("/api/assistant/conversations", json={}, headers=bearer(token))
-    assert response.status_code == 201, response.text
-    return str(response.json()["id"])
+_conversation = conversation_of
 
 
 def test_tools_are_offered_by_min_role_in_dynamic_mode_only(

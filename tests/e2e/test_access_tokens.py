@@ -104,7 +104,12 @@ def test_an_admin_adds_an_external_server_and_sees_its_tools(
         page.get_by_test_id("mcp-add").click()
         card = page.locator(f'[data-testid="mcp-server"][data-name="{name}"]')
         expect(card).to_have_attribute("data-status", "ok", timeout=20_000)
-        expect(card.get_by_test_id("mcp-tool")).to_have_count(5)
+        expect(card.get_by_test_id("mcp-tool")).to_have_count(8)
+        # Each tool says whether it asks first, and why (the server's annotations, the list).
+        reasons = card.get_by_test_id("mcp-tool-confirm")
+        expect(reasons.and_(page.locator('[data-reason="read_only"]'))).to_have_count(5)
+        expect(reasons.and_(page.locator('[data-reason="listed"]'))).to_have_count(1)
+        expect(page.get_by_test_id("mcp-note")).to_contain_text("MCP_DEV_USERNAME")
         expect(card).to_contain_text(f"{name}__wipe")
         assert SECRET not in page.content()
         assert axe_findings(page) == []

@@ -2971,12 +2971,31 @@ export interface components {
         /** McpToolRead */
         McpToolRead: {
             /**
+             * Confirm
+             * @description Asks a person first (a proxy: unless the tool it names runs at once)
+             * @default true
+             */
+            confirm: boolean;
+            /**
+             * Confirm Reason
+             * @description read_only (runs at once), listed (in confirm_tools), not_read_only, proxy
+             * @default not_read_only
+             * @enum {string}
+             */
+            confirm_reason: "read_only" | "listed" | "not_read_only" | "proxy" | "proxy_target_unknown";
+            /**
              * Description
              * @default
              */
             description: string;
             /** Name */
             name: string;
+            /**
+             * Read Only
+             * @description The server annotates it `readOnlyHint: true`
+             * @default false
+             */
+            read_only: boolean;
         };
         /** MergeRead */
         MergeRead: {

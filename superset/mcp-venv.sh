@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Create (once) the virtual environment of Superset's own MCP service (`superset mcp run`, the
+# `fastmcp` extra) for the tests, outside the clone, keyed by its lock file's hash, and print its
+# path. Its lock (superset/mcp-requirements.lock) resolves against superset/requirements.lock.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+lock="$here/mcp-requirements.lock"
+uv="${UV:-$(command -v uv || echo "$HOME/.local/bin/uv")}"
+hash="$(sha256sum "$lock" | cut -c1-12)"
+cache="${AGENT_CHAT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/agent-chat}"
+venv="$cache/superset-mcp-$hash"
+if [ ! -x "$venv/bin/superset" ] || [ ! -f "$venv/.complete" ]; then
+    mkdir -p "$cache"
+    tmp="$(mktemp -d "$cache/superset-mcp-$hash.tmp.XXXXXX")"
+    "$uv" venv --quiet --relocatable --python 3.11 "$tmp" >&2
+    VIRTUAL_ENV="$tmp" "$uv" pip sync --quiet --python "$tmp/bin/python" "$lock" >&2
+    touch "$tmp/.complete"
+    # Another run may have finished first: keep its venv, drop ours.
+    mv -T "$tmp" "$venv" 2>/dev/null || rm -rf "$tmp"
+fi
+echo "$venv"

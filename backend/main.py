@@ -14,7 +14,10 @@ from sqlalchemy import text
 from backend import db, telemetry
 from backend.access_tokens.router import router as access_tokens_router
 from backend.audit.router import router as audit_router
+from backend.auth.ldap import LdapDirectory
+from backend.auth.oidc import OidcProvider
 from backend.auth.router import router as auth_router
+from backend.auth.sso_router import router as sso_router
 from backend.config import Settings
 from backend.conversations.attachments import router as attachments_router
 from backend.conversations.checkpoints import Checkpoints
@@ -43,6 +46,7 @@ log = logging.getLogger("backend")
 
 ROUTERS = (
     auth_router,
+    sso_router,
     access_tokens_router,
     conversations_router,
     attachments_router,
@@ -110,6 +114,9 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.state.settings = settings
     app.state.checkpoints = Checkpoints(settings.database_url)
+    # sign-in through the organisation (README): each is None when its variables are unset
+    app.state.oidc = OidcProvider(settings.oidc) if settings.oidc.enabled else None
+    app.state.ldap = LdapDirectory(settings.ldap) if settings.ldap.enabled else None
     # A bad workflow file stops the start here, naming the file and the field.
     app.state.workflows = workflow_loader.load(settings.workflow_folder)
     install_handlers(app)

@@ -1,24 +1,32 @@
-"""Users and service clients."""
+"""Users, service clients, and the short-lived rows of an organisation sign-in."""
 
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
-from sqlalchemy import String
+from sqlalchemy import DateTime, ForeignKey, String, UniqueConstraint
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Mapped, mapped_column
 
-from backend.db import Base, Timestamped
+from backend.db import Base, Timestamped, utcnow
 
 
 class User(Timestamped, Base):
     __tablename__ = "users"
+    # A directory or provider person is keyed by (issuer, subject): (OIDC issuer, `sub`) or
+    # ("ldap", DN); local accounts leave both empty (NULLs never collide).
+    __table_args__ = (UniqueConstraint("external_issuer", "external_subject"),)
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
     username: Mapped[str] = mapped_column(String(64), unique=True)
     password_hash: Mapped[str] = mapped_column(String(255))
     roles: Mapped[list[str]] = mapped_column(ARRAY(String(16)))
     is_active: Mapped[bool] = mapped_column(default=True)
+    source: Mapped[str] = mapped_column(String(8), default="local", server_default="local")
+    external_issuer: Mapped[str | None] = mapped_column(String(255), default=None)
+    external_subject: Mapped[str | None] = mapped_column(String(1024), default=None)
+    last_sign_in_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
 
 
 class ServiceClient(Timestamped, Base):
@@ -29,3 +37,27 @@ class ServiceClient(Timestamped, Base):
     secret_hash: Mapped[str] = mapped_column(String(255))
     description: Mapped[str] = mapped_column(String(255), default="")
     is_active: Mapped[bool] = mapped_column(default=True)
+
+
+class OidcLogin(Base):
+    """One started OIDC login: consumed (deleted) by its callback, once."""
+
+    __tablename__ = "oidc_logins"
+
+    state_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    browser_hash: Mapped[str] = mapped_column(String(64))  # hash of the HttpOnly cookie
+    nonce: Mapped[str] = mapped_column(String(128))
+    code_verifier: Mapped[str] = mapped_column(String(128))
+    redirect_uri: Mapped[str] = mapped_column(String(2048))
+    next_path: Mapped[str] = mapped_column(String(2048))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class LoginCode(Base):
+    """A one-time code the browser exchanges for its JWT; stored only as a hash."""
+
+    __tablename__ = "login_codes"
+
+    code_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -14,6 +14,7 @@ from sqlalchemy import text
 from backend import db, telemetry
 from backend.access_tokens.router import router as access_tokens_router
 from backend.audit.router import router as audit_router
+from backend.auth import log_redaction
 from backend.auth.ldap import LdapDirectory
 from backend.auth.oidc import OidcProvider
 from backend.auth.router import router as auth_router
@@ -117,6 +118,7 @@ def create_app(settings: Settings) -> FastAPI:
     # sign-in through the organisation (README): each is None when its variables are unset
     app.state.oidc = OidcProvider(settings.oidc) if settings.oidc.enabled else None
     app.state.ldap = LdapDirectory(settings.ldap) if settings.ldap.enabled else None
+    log_redaction.install()  # no OIDC code or state in the access log
     # A bad workflow file stops the start here, naming the file and the field.
     app.state.workflows = workflow_loader.load(settings.workflow_folder)
     install_handlers(app)

@@ -31,7 +31,9 @@ class LdapDirectory:
     def __init__(self, settings: LdapSettings) -> None:
         assert settings.url and settings.user_base
         self._settings = settings
-        self._server = Server(settings.url, connect_timeout=settings.timeout_s, get_info=NONE)
+        # ldap3 reads no path in the URL: `ldap://host:389/` is `ldap://host:389`
+        url = settings.url.rstrip("/")
+        self._server = Server(url, connect_timeout=settings.timeout_s, get_info=NONE)
 
     async def authenticate(self, username: str, password: str) -> ExternalIdentity | None:
         """The person, when the directory knows `username` and `password` binds as them;
@@ -45,7 +47,7 @@ class LdapDirectory:
             self._server,
             user=user,
             password=password,
-            receive_timeout=self._settings.timeout_s,
+            receive_timeout=max(1, int(self._settings.timeout_s)),  # ldap3 packs an int
             read_only=True,
             raise_exceptions=False,
         )

@@ -23,6 +23,8 @@ LOGIN = "/api/auth/login"
 
 @pytest.fixture(scope="module")
 def directory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[slapd.Directory]:
+    if reason := slapd.missing():
+        pytest.skip(reason)
     with slapd.running_slapd(tmp_path_factory.mktemp("slapd")) as found:
         found.add_group("bi-admins", [slapd.ROOT_DN])  # a groupOfNames needs one member
         found.add_group("bi-editors", [slapd.ROOT_DN])
@@ -51,9 +53,11 @@ def ldap_api(
         "LDAP__GROUP_BASE": slapd.GROUPS,
         "AUTH__ROLE_MAP": json.dumps(ROLE_MAP),
     }
-    with serve(["backend"], env, health_path="/readyz", log_path=backend_log) as (base, _):
-        with httpx.Client(base_url=base, timeout=30) as client:
-            yield client
+    with (
+        serve(["backend"], env, health_path="/readyz", log_path=backend_log) as (base, _),
+        httpx.Client(base_url=base, timeout=30) as client,
+    ):
+        yield client
 
 
 def _person(directory: slapd.Directory, *groups: str) -> tuple[str, str, str]:

@@ -27,6 +27,8 @@ EXCHANGE = "/api/auth/oidc/exchange"
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if reason := oidc_provider.missing():
+        pytest.skip(reason)
     return tmp_path_factory.mktemp("oidc")
 
 

@@ -20,6 +20,11 @@ CLIENT_ID = "agent-chat-web"
 CLIENT_SECRET = "oidc-client-test-secret-0123456789"
 
 
+def missing() -> str | None:
+    """Why the OIDC tests cannot run here, or None."""
+    return None if shutil.which("node") and shutil.which("npm") else "Node.js 20 with npm"
+
+
 def install() -> None:
     """`npm ci` into tests/support/oidc once (the Makefile's `oidc-deps` does the same)."""
     if not (FOLDER / "node_modules" / ".package-lock.json").exists():
@@ -51,8 +56,9 @@ def running_provider(
     people = folder / "people.json"
     people.write_text("{}")
     issuer = f"http://127.0.0.1:{port}"
+    node = shutil.which("node") or "/usr/bin/node"
     env = {
-        "PATH": str(Path(shutil.which("node") or "/usr/bin/node").parent),
+        "PATH": str(Path(node).parent),
         "PORT": str(port),
         "CLIENT_ID": CLIENT_ID,
         "CLIENT_SECRET": CLIENT_SECRET,
@@ -62,7 +68,7 @@ def running_provider(
     }
     with (folder / "oidc-provider.log").open("ab") as log:
         proc = subprocess.Popen(
-            ["node", str(FOLDER / "provider.js")],
+            [node, str(FOLDER / "provider.js")],
             cwd=FOLDER,
             env=env,
             stdout=log,

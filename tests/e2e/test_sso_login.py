@@ -28,7 +28,7 @@ def sso_stack(
     agent_url: str,
     frontend_dist: Path,
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[tuple[str, oidc_provider.Provider]]:
+) -> Iterator[tuple[str, oidc_provider.Provider, Path]]:
     """A backend with the provider configured, the gateway before it, then the provider (it
     must know the gateway's callback address)."""
     folder = tmp_path_factory.mktemp("sso-e2e")
@@ -56,11 +56,13 @@ def sso_stack(
             folder, port=issuer_port, redirect_uris=[f"{gateway}/api/auth/oidc/callback"]
         ) as provider,
     ):
-        yield gateway, provider
+        yield gateway, provider, folder
 
 
 @pytest.fixture()
-def sso_page(browser: Browser, sso_stack: tuple[str, oidc_provider.Provider]) -> Iterator[Page]:
+def sso_page(
+    browser: Browser, sso_stack: tuple[str, oidc_provider.Provider, Path]
+) -> Iterator[Page]:
     context = browser.new_context(base_url=sso_stack[0], locale="en-US")
     context.set_default_timeout(20_000)
     yield context.new_page()
@@ -99,6 +101,14 @@ def test_sign_in_with_the_provider_leads_back_into_the_app_signed_in(sso_page, s
     expect(sso_page.locator('[data-testid="user-row"][data-username="admin"]')).to_contain_text(
         "local"
     )
+    # the gateway's access log has the callback, without its code and state
+    callbacks = [
+        line
+        for line in (sso_stack[2] / "nginx" / "access.log").read_text().splitlines()
+        if "/api/auth/oidc/callback" in line
+    ]
+    assert callbacks and all("/api/auth/oidc/callback?[redacted]" in c for c in callbacks)
+    assert not any("code=" in c or "state=" in c for c in callbacks)
 
 
 def test_a_person_in_no_mapped_group_is_told_so_on_the_login_page(sso_page, sso_stack):

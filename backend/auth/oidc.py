@@ -113,13 +113,14 @@ class OidcProvider:
             except OAuthError as exc:
                 raise failed(f"token_endpoint:{exc.error}") from exc
             claims = await self._id_token(token, nonce)
-            groups = claims.get(self.settings.groups_claim)
-            if groups is None and meta.get("userinfo_endpoint"):
-                groups = await self._userinfo_groups(client, meta["userinfo_endpoint"], claims)
+            wanted = (self.settings.groups_claim, "preferred_username")
+            if any(k not in claims for k in wanted) and meta.get("userinfo_endpoint"):
+                # a provider may keep profile claims and groups for userinfo (OIDC Core 5.4)
+                info = await self._userinfo(client, meta["userinfo_endpoint"], claims["sub"])
+                claims = {**info, **claims}
         name = claims.get("preferred_username") or claims.get("email") or claims["sub"]
-        return ExternalIdentity(
-            "oidc", self.issuer, str(claims["sub"]), str(name)[:64], _group_names(groups)
-        )
+        groups = _group_names(claims.get(self.settings.groups_claim))
+        return ExternalIdentity("oidc", self.issuer, str(claims["sub"]), str(name)[:64], groups)
 
     async def _id_token(self, token: dict[str, Any], nonce: str) -> dict[str, Any]:
         raw = token.get("id_token")
@@ -157,15 +158,13 @@ class OidcProvider:
                 self._keys = KeySet.import_key_set(response.json())
         return self._keys
 
-    async def _userinfo_groups(
-        self, client: AsyncOAuth2Client, url: str, claims: dict[str, Any]
-    ) -> Any:
+    async def _userinfo(self, client: AsyncOAuth2Client, url: str, sub: str) -> dict[str, Any]:
         response = await client.get(url)
         response.raise_for_status()
         info = response.json()
-        if info.get("sub") != claims["sub"]:  # OIDC Core 5.3.2: must match the ID token's
-            raise failed("userinfo_sub_mismatch")
-        return info.get(self.settings.groups_claim)
+        if not isinstance(info, dict) or info.get("sub") != sub:
+            raise failed("userinfo_sub_mismatch")  # OIDC Core 5.3.2: the ID token's subject
+        return info
 
 
 def _group_names(groups: Any) -> tuple[str, ...]:

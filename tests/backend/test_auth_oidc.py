@@ -80,7 +80,7 @@ def _honest_provider(provider: oidc_provider.Provider) -> Iterator[None]:
 
 def _person(provider: oidc_provider.Provider, *groups: str) -> tuple[str, str]:
     login, password = f"op_{uuid.uuid4().hex[:8]}", f"pw-{uuid.uuid4().hex}"
-    provider.set_person(login, password, list(groups))
+    provider.set_person(login, password, list(groups), username=f"{login}.name")
     return login, password
 
 
@@ -158,7 +158,8 @@ def test_a_person_signs_in_through_the_provider_and_the_code_answers_like_login(
     body = browser.post(EXCHANGE, json={"login_code": code}).json()
     assert set(body) == {"access_token", "token_type", "expires_in", "user"}
     assert set(body["user"]) == {"id", "username", "roles"}
-    assert (body["user"]["username"], body["user"]["roles"]) == (login, ["editor"])
+    # `sub` keys the account; the name is the provider's preferred_username (from userinfo here)
+    assert (body["user"]["username"], body["user"]["roles"]) == (f"{login}.name", ["editor"])
     me = browser.get("/api/auth/me", headers=bearer(body["access_token"])).json()
     assert (me["source"], me["roles"]) == ("oidc", ["editor"])
     row = sql.execute(
@@ -235,7 +236,7 @@ def test_a_person_in_no_mapped_group_comes_back_with_no_role_and_no_code(browser
     assert response.status_code == 302
     assert response.headers["location"] == "/chat#error=NO_ROLE"
     assert _users_with_subject(sql, login) == 0
-    [audit] = audit_rows(sql, action="auth.login", actor_username=login)
+    [audit] = audit_rows(sql, action="auth.login", actor_username=f"{login}.name")
     assert audit["details"] == {"source": "oidc", "reason": "no_role"}
 
 

@@ -149,8 +149,11 @@ async def create_user(*, session: AsyncSession, actor: Principal, data: UserCrea
 async def upsert_user(
     *, session: AsyncSession, username: str, password: str, roles: list[str]
 ) -> User:
-    """Seed helper: create the user or reset its password and roles (idempotent)."""
-    user = await session.scalar(select(User).where(User.username == username))
+    """Seed helper: create the user or reset its password and roles (idempotent). Only a local
+    account is reset: a directory or provider account of that name is never given a password."""
+    user = await session.scalar(
+        select(User).where(User.username == username, User.source == "local")
+    )
     if user is None:
         user = User(username=username, password_hash="", roles=roles)
         session.add(user)

@@ -6,11 +6,10 @@ audience, another nonce, expired), a used or stale login code, an open redirect 
 from __future__ import annotations
 
 import json
-import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import parse_qs, urljoin, urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
@@ -18,11 +17,10 @@ import pytest
 from tests.backend.support import assert_error, audit_rows, scalar
 from tests.conftest import bearer
 from tests.support import oidc_provider
+from tests.support.oidc_provider import EXCHANGE, START, fragment, sign_in, sign_in_at_provider
 from tests.support.processes import free_port, serve
 
 ROLE_MAP = {"bi-admins": "admin", "bi-editors": "editor", "bi-viewers": "viewer"}
-START = "/api/auth/oidc/login"
-EXCHANGE = "/api/auth/oidc/exchange"
 
 
 @pytest.fixture(scope="module")
@@ -82,42 +80,6 @@ def _person(provider: oidc_provider.Provider, *groups: str) -> tuple[str, str]:
     login, password = f"op_{uuid.uuid4().hex[:8]}", f"pw-{uuid.uuid4().hex}"
     provider.set_person(login, password, list(groups), username=f"{login}.name")
     return login, password
-
-
-def sign_in_at_provider(
-    browser: httpx.Client, login: str, password: str, next_path: str | None = "/chat"
-) -> str:
-    """Start the login, sign in on the provider's own page; the callback URL it sends the
-    browser to (not yet followed)."""
-    params = {"next": next_path} if next_path is not None else {}
-    response = browser.get(START, params=params)
-    assert response.status_code == 302, response.text
-    url = response.headers["location"]
-    for _ in range(10):
-        response = browser.get(url)
-        if response.status_code == 200 and "<form" in response.text:
-            action = re.search(r'action="([^"]+)"', response.text)
-            assert action is not None
-            url = urljoin(url, action.group(1))
-            response = browser.post(url, data={"login": login, "password": password})
-        if "/api/auth/oidc/callback" in response.headers.get("location", ""):
-            return str(response.headers["location"])
-        assert response.status_code in (302, 303), response.text
-        url = urljoin(url, response.headers["location"])
-    raise AssertionError("the provider never sent the browser back")
-
-
-def fragment(location: str) -> dict[str, str]:
-    return {k: v[0] for k, v in parse_qs(urlsplit(location).fragment).items()}
-
-
-def sign_in(browser: httpx.Client, login: str, password: str, next_path: str = "/chat") -> dict:
-    callback = browser.get(sign_in_at_provider(browser, login, password, next_path))
-    assert callback.status_code == 302, callback.text
-    code = fragment(callback.headers["location"])["login_code"]
-    exchanged = browser.post(EXCHANGE, json={"login_code": code})
-    assert exchanged.status_code == 200, exchanged.text
-    return dict(exchanged.json())
 
 
 def _users_with_subject(sql, subject: str) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -10,6 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx
 
@@ -18,6 +20,8 @@ from tests.support.processes import ROOT, stop, wait_http
 FOLDER = ROOT / "tests" / "support" / "oidc"
 CLIENT_ID = "agent-chat-web"
 CLIENT_SECRET = "oidc-client-test-secret-0123456789"
+START = "/api/auth/oidc/login"
+EXCHANGE = "/api/auth/oidc/exchange"
 
 
 def missing() -> str | None:
@@ -79,3 +83,39 @@ def running_provider(
         yield Provider(issuer, people)
     finally:
         stop(proc)
+
+
+def sign_in_at_provider(
+    browser: httpx.Client, login: str, password: str, next_path: str | None = "/chat"
+) -> str:
+    """Start the login, sign in on the provider's own page; the callback URL it sends the
+    browser to (not yet followed)."""
+    params = {"next": next_path} if next_path is not None else {}
+    response = browser.get(START, params=params)
+    assert response.status_code == 302, response.text
+    url = response.headers["location"]
+    for _ in range(10):
+        response = browser.get(url)
+        if response.status_code == 200 and "<form" in response.text:
+            action = re.search(r'action="([^"]+)"', response.text)
+            assert action is not None
+            url = urljoin(url, action.group(1))
+            response = browser.post(url, data={"login": login, "password": password})
+        if "/api/auth/oidc/callback" in response.headers.get("location", ""):
+            return str(response.headers["location"])
+        assert response.status_code in (302, 303), response.text
+        url = urljoin(url, response.headers["location"])
+    raise AssertionError("the provider never sent the browser back")
+
+
+def fragment(location: str) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlsplit(location).fragment).items()}
+
+
+def sign_in(browser: httpx.Client, login: str, password: str, next_path: str = "/chat") -> dict:
+    callback = browser.get(sign_in_at_provider(browser, login, password, next_path))
+    assert callback.status_code == 302, callback.text
+    code = fragment(callback.headers["location"])["login_code"]
+    exchanged = browser.post(EXCHANGE, json={"login_code": code})
+    assert exchanged.status_code == 200, exchanged.text
+    return dict(exchanged.json())

@@ -38,7 +38,7 @@ const provider = new Provider(issuer, {
   jwks: { keys: [realKey] },
   claims: {
     openid: ["sub"],
-    profile: ["preferred_username", "name", "groups"],
+    profile: ["preferred_username", "name", "groups", "teams"],
     email: ["email"],
   },
   conformIdTokenClaims: process.env.GROUPS_IN_ID_TOKEN !== "1",
@@ -66,6 +66,7 @@ const provider = new Provider(issuer, {
           name: person.name ?? id,
           email: `${id}@example.org`,
           groups: person.groups ?? [],
+          teams: person.teams ?? [],
         };
       },
     };

@@ -4,7 +4,7 @@ UV := $(shell command -v uv 2>/dev/null || echo "$(HOME)/.local/bin/uv")
 # Test workers (pytest-xdist): most tests wait on processes, so 3 on two cores; 0 runs serially.
 PYTEST_WORKERS ?= 3
 
-.PHONY: run test install lint typecheck check bench fmt frontend-deps frontend-check frontend-build api-types
+.PHONY: run test install lint typecheck check bench fmt frontend-deps frontend-check frontend-build api-types oidc-deps
 
 $(UV):
 	python3 -m pip install --user --quiet "uv>=0.5"
@@ -26,7 +26,7 @@ typecheck: install
 check: lint typecheck frontend-check
 
 # Groups (a module, or a suite sharing one private stack) and their order: tests/support/groups.py.
-test: check frontend-build
+test: check frontend-build oidc-deps
 	$(UV) run pytest -n $(PYTEST_WORKERS) --dist loadgroup --durations=15
 
 fmt: install
@@ -38,6 +38,12 @@ frontend/node_modules/.package-lock.json: frontend/package-lock.json
 	cd frontend && npm ci --no-audit --no-fund
 
 frontend-deps: frontend/node_modules/.package-lock.json
+
+# The test OpenID provider (npm oidc-provider on Node 20) of the sign-in tests.
+tests/support/oidc/node_modules/.package-lock.json: tests/support/oidc/package-lock.json
+	cd tests/support/oidc && npm ci --no-audit --no-fund
+
+oidc-deps: tests/support/oidc/node_modules/.package-lock.json
 
 frontend-check: frontend-deps
 	cd frontend && npm run check && npm test

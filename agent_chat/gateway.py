@@ -30,7 +30,12 @@ events {{ worker_connections {connections}; }}
 http {{
     include {mime_types};
     default_type application/octet-stream;
-    log_format upstream '$request_method $request_uri $status $upstream_addr $request_time';
+    # an OIDC callback's query (the authorization code, the state) never reaches the log
+    map $request_uri $agentchat_uri {{
+        ~^(/api/auth/oidc/[^?]*)[?] "$1?[redacted]";
+        default $request_uri;
+    }}
+    log_format upstream '$request_method $agentchat_uri $status $upstream_addr $request_time';
     access_log {prefix}/access.log upstream;
     sendfile on;
     client_body_temp_path {prefix}/client_body;

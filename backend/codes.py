@@ -35,6 +35,8 @@ class Code(StrEnum):
     TOKEN_EXPIRED = "TOKEN_EXPIRED"
     INVALID_CREDENTIALS = "INVALID_CREDENTIALS"
     USERNAME_TAKEN = "USERNAME_TAKEN"
+    SSO_FAILED = "SSO_FAILED"  # an OIDC state, token or login code refused
+    NO_ROLE = "NO_ROLE"  # an organisation person in no group of AUTH__ROLE_MAP
     NAME_TAKEN = "NAME_TAKEN"  # an external MCP server of that name exists
     # conversations, their runs and their ends
     CONVERSATION_ARCHIVED = "CONVERSATION_ARCHIVED"

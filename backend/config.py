@@ -6,7 +6,7 @@ import os
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import (
@@ -130,6 +130,47 @@ class SupersetSettings(BaseModel):
         return found
 
 
+RoleName = Literal["viewer", "editor", "admin"]
+
+
+class OidcSettings(BaseModel):
+    """An OpenID provider; the platform is a confidential client (README, "Sign in through your
+    organisation"). Unset issuer, client id or secret: no OIDC sign-in."""
+
+    issuer: str | None = None
+    client_id: str | None = None
+    client_secret: SecretStr | None = None  # environment only; never logged or returned
+    name: str = "SSO"
+    groups_claim: str = "groups"
+    scope: str = "openid profile email"
+    timeout_s: float = Field(default=10.0, gt=0)
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.issuer and self.client_id and self.client_secret)
+
+
+class LdapSettings(BaseModel):
+    """A directory: a search with the bind account, then a bind as the person."""
+
+    url: str | None = None
+    bind_dn: str | None = None
+    bind_password: SecretStr | None = None  # environment only; never logged or returned
+    user_base: str | None = None
+    user_filter: str = "(uid={username})"
+    group_base: str | None = None
+    timeout_s: float = Field(default=5.0, gt=0)
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.url and self.user_base)
+
+
+class AuthSettings(BaseModel):
+    # group name -> role (AUTH__ROLE_MAP, JSON); a person gets the highest mapped role
+    role_map: dict[str, RoleName] = Field(default_factory=dict)
+
+
 def _conf_file() -> Path:
     return Path(os.environ.get("CONF_FILE", ROOT / "conf.yml"))
 
@@ -158,6 +199,8 @@ class Settings(BaseSettings):
     seed_editor_password: SecretStr | None = None
     seed_viewer_password: SecretStr | None = None
     log_level: str = "INFO"
+    # the site's address as people reach it; unset: built from the request (OIDC redirect URI)
+    public_url: str | None = None
 
     jwt: JwtSettings = Field(default_factory=JwtSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
@@ -169,6 +212,9 @@ class Settings(BaseSettings):
     workflow: WorkflowSettings = Field(default_factory=WorkflowSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
     superset: SupersetSettings = Field(default_factory=SupersetSettings)
+    oidc: OidcSettings = Field(default_factory=OidcSettings)
+    ldap: LdapSettings = Field(default_factory=LdapSettings)
+    auth: AuthSettings = Field(default_factory=AuthSettings)
 
     @classmethod
     def settings_customise_sources(

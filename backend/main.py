@@ -16,7 +16,11 @@ from backend.access_tokens.router import router as access_tokens_router
 from backend.assistant.router import router as conversations_router
 from backend.attachments.router import router as attachments_router
 from backend.audit.router import router as audit_router
+from backend.auth import log_redaction
+from backend.auth.ldap import LdapDirectory
+from backend.auth.oidc import OidcProvider
 from backend.auth.router import router as auth_router
+from backend.auth.sso_router import router as sso_router
 from backend.config import Settings
 from backend.conversations.checkpoints import Checkpoints
 from backend.dashboards import sources as dashboard_sources
@@ -46,6 +50,7 @@ log = logging.getLogger("backend")
 
 ROUTERS = (
     auth_router,
+    sso_router,
     access_tokens_router,
     conversations_router,
     runs_router,
@@ -115,6 +120,10 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.state.settings = settings
     app.state.checkpoints = Checkpoints(settings.database_url)
+    # sign-in through the organisation (README): each is None when its variables are unset
+    app.state.oidc = OidcProvider(settings.oidc) if settings.oidc.enabled else None
+    app.state.ldap = LdapDirectory(settings.ldap) if settings.ldap.enabled else None
+    log_redaction.install()  # no OIDC code or state in the access log
     # A bad workflow file stops the start here, naming the file and the field.
     app.state.workflows = workflow_loader.load(settings.workflow_folder)
     install_handlers(app)

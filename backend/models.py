@@ -2,6 +2,7 @@
 
 from backend.attachments import models as attachment_models
 from backend.audit import models as audit_models
+from backend.auth import models as sign_in_models
 from backend.conversations import models as conversation_models
 from backend.dashboards import models as dashboard_models
 from backend.datasources import models as datasource_models
@@ -34,6 +35,7 @@ __all__ = [
     "mcp_models",
     "oplog_models",
     "sharing_models",
+    "sign_in_models",
     "storage_models",
     "superset_models",
     "usage_models",

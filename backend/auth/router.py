@@ -8,9 +8,12 @@ from backend.auth import service
 from backend.auth.schemas import (
     LoginRequest,
     LoginResponse,
+    MeRead,
     ServiceTokenRequest,
     TokenResponse,
+    UserAdminRead,
     UserCreate,
+    UserPage,
     UserRead,
 )
 from backend.deps import Admin, CurrentPrincipal, SessionDep, SettingsDep
@@ -25,16 +28,20 @@ async def login(body: LoginRequest, request: Request, session: SessionDep, setti
     return await service.login(
         session=session,
         settings=settings,
+        directory=request.app.state.ldap,
         username=body.username,
         password=body.password,
         request_id=request.state.request_id,
     )
 
 
-@router.get("/api/auth/me", response_model=UserRead, responses=responses(401))
-async def me(principal: CurrentPrincipal) -> UserRead:
-    """The user behind the token (the on-behalf-of user for a service call)."""
-    return UserRead(id=principal.user_id, username=principal.username, roles=principal.roles)
+@router.get("/api/auth/me", response_model=MeRead, responses=responses(401))
+async def me(principal: CurrentPrincipal, session: SessionDep) -> MeRead:
+    """The user behind the token (the on-behalf-of user for a service call) and its source."""
+    source = await service.source_of(session=session, user_id=principal.user_id)
+    return MeRead(
+        id=principal.user_id, username=principal.username, roles=principal.roles, source=source
+    )
 
 
 @router.post("/api/auth/service-token", response_model=TokenResponse, responses=responses(401, 422))
@@ -60,3 +67,10 @@ async def service_token(
 async def create_user(body: UserCreate, principal: Admin, session: SessionDep):
     """Create a user (admin)."""
     return await service.create_user(session=session, actor=principal, data=body)
+
+
+@router.get("/api/admin/users", response_model=UserPage, responses=responses(401, 403))
+async def list_users(principal: Admin, session: SessionDep) -> UserPage:
+    """Every account with its source and last sign-in (admin)."""
+    users = await service.list_users(session=session)
+    return UserPage(items=[UserAdminRead.model_validate(u) for u in users])

@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import uuid
+
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.audit import service as audit
-from backend.auth.schemas import LoginResponse, TokenResponse, UserCreate, UserRead
+from backend.auth import external
+from backend.auth.identity import ExternalIdentity
+from backend.auth.ldap import LdapDirectory
+from backend.auth.passwords import Refused, Verdict, password_sources
+from backend.auth.schemas import (
+    LoginResponse,
+    TokenResponse,
+    UserCreate,
+    UserRead,
+    UserSource,
+)
 from backend.codes import Code
 from backend.config import Settings
+from backend.db import utcnow
 from backend.errors import Conflict, Unauthorized
 from backend.identity import tokens
 from backend.identity.models import ServiceClient, User
@@ -22,39 +35,64 @@ async def login(
     *,
     session: AsyncSession,
     settings: Settings,
+    directory: LdapDirectory | None,
     username: str,
     password: str,
     request_id: str | None,
 ) -> LoginResponse:
-    """Check the password; audit success and failure alike; one message for every failure."""
-    user = await session.scalar(select(User).where(User.username == username))
-    await session.commit()  # hand the connection back to the pool while argon2 runs
-    ok = await tokens.verify_secret(user.password_hash if user else None, password)
-    if user is None or not ok or not user.is_active:
-        audit.record(
+    """Check the password with the local accounts, then the directory; audit success and
+    failure alike, with the source; one message for every refusal."""
+    verdict: Verdict = None
+    for source in password_sources(directory):
+        verdict = await source.authenticate(session=session, username=username, password=password)
+        if verdict is not None:
+            break
+    if isinstance(verdict, ExternalIdentity):
+        user = await external.sign_in(
+            session=session, settings=settings, identity=verdict, request_id=request_id
+        )
+        return issue_login(settings, user)
+    if not isinstance(verdict, User):
+        refused = verdict if isinstance(verdict, Refused) else Refused("local")
+        external.audit_failure(
             session=session,
-            actor=None,
-            actor_username=username[:64],
-            action="auth.login",
-            resource_type="user",
-            resource_id=str(user.id) if user else None,
-            outcome="failure",
-            details={"reason": "invalid_credentials"},
+            source=refused.source,
+            username=username,
+            reason="invalid_credentials",
             request_id=request_id,
+            user=refused.user,
         )
         await session.commit()
         raise Unauthorized(_BAD_LOGIN, code=Code.INVALID_CREDENTIALS)
-    token, ttl = tokens.issue(settings, sub=str(user.id), roles=list(user.roles), typ="user")
-    actor = Principal(user.id, user.username, list(user.roles), None, request_id)
+    actor = Principal(verdict.id, verdict.username, list(verdict.roles), None, request_id)
+    verdict.last_sign_in_at = utcnow()
     audit.record(
         session=session,
         actor=actor,
         action="auth.login",
         resource_type="user",
-        resource_id=str(user.id),
+        resource_id=str(verdict.id),
+        details={"source": "local"},
     )
     await session.commit()
+    return issue_login(settings, verdict)
+
+
+def issue_login(settings: Settings, user: User) -> LoginResponse:
+    """The answer of every sign-in: a user JWT and who it is for."""
+    token, ttl = tokens.issue(settings, sub=str(user.id), roles=list(user.roles), typ="user")
     return LoginResponse(access_token=token, expires_in=ttl, user=UserRead.model_validate(user))
+
+
+async def source_of(*, session: AsyncSession, user_id: uuid.UUID) -> UserSource:
+    """Where the account comes from: "local", "ldap" or "oidc"."""
+    source = await session.scalar(select(User.source).where(User.id == user_id))
+    return "ldap" if source == "ldap" else "oidc" if source == "oidc" else "local"
+
+
+async def list_users(*, session: AsyncSession) -> list[User]:
+    """Every account, oldest first (admin)."""
+    return list(await session.scalars(select(User).order_by(User.created_at, User.username)))
 
 
 async def service_token(
@@ -112,8 +150,11 @@ async def create_user(*, session: AsyncSession, actor: Principal, data: UserCrea
 async def upsert_user(
     *, session: AsyncSession, username: str, password: str, roles: list[str]
 ) -> User:
-    """Seed helper: create the user or reset its password and roles (idempotent)."""
-    user = await session.scalar(select(User).where(User.username == username))
+    """Seed helper: create the user or reset its password and roles (idempotent). Only a local
+    account is reset: a directory or provider account of that name is never given a password."""
+    user = await session.scalar(
+        select(User).where(User.username == username, User.source == "local")
+    )
     if user is None:
         user = User(username=username, password_hash="", roles=roles)
         session.add(user)

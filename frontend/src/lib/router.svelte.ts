@@ -1,5 +1,5 @@
 // A small history-API router: /login, / (dashboards), /dashboards/:id, /chat, /usage, /tokens,
-// /admin/mcp, /shared/:id (a shared conversation), /feedback (admins).
+// /admin/mcp, /admin/users, /shared/:id (a shared conversation), /feedback (admins).
 
 export type Route =
   | { name: "login" }
@@ -9,6 +9,7 @@ export type Route =
   | { name: "usage" }
   | { name: "tokens" }
   | { name: "mcp" }
+  | { name: "users" }
   | { name: "shared"; id: string }
   | { name: "feedback" }
   | { name: "missing" };
@@ -20,6 +21,7 @@ export function parse(pathname: string): Route {
   if (pathname === "/usage") return { name: "usage" };
   if (pathname === "/tokens") return { name: "tokens" };
   if (pathname === "/admin/mcp") return { name: "mcp" };
+  if (pathname === "/admin/users") return { name: "users" };
   if (pathname === "/feedback") return { name: "feedback" };
   const shared = /^\/shared\/([A-Za-z0-9_-]{1,64})$/.exec(pathname);
   if (shared) return { name: "shared", id: shared[1] };

@@ -27,7 +27,8 @@ const auth: Middleware = {
   },
   onResponse({ request, response }) {
     // An expired or revoked token anywhere but the login form ends the session.
-    if (response.status === 401 && !request.url.endsWith("/api/auth/login")) signOut(true);
+    const signingIn = /\/api\/auth\/(login|oidc\/exchange)$/.test(request.url);
+    if (response.status === 401 && !signingIn) signOut(true);
     return response;
   },
 };

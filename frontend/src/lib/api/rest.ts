@@ -13,6 +13,24 @@ export async function login(username: string, password: string): Promise<LoginRe
   return unwrap(await http.POST("/api/auth/login", { body: { username, password } }));
 }
 
+export type Providers = Schemas["ProvidersRead"];
+export type AdminUser = Schemas["UserAdminRead"];
+
+/** How people sign in here (asked before anyone is signed in). */
+export async function providers(): Promise<Providers> {
+  return unwrap(await http.GET("/api/auth/providers"));
+}
+
+/** The one-time code of an OIDC return, for the same answer a password login gives. */
+export async function exchangeLoginCode(login_code: string): Promise<LoginResult> {
+  return unwrap(await http.POST("/api/auth/oidc/exchange", { body: { login_code } }));
+}
+
+/** Every account with its source and last sign-in (admin). */
+export async function listUsers(): Promise<AdminUser[]> {
+  return unwrap(await http.GET("/api/admin/users")).items;
+}
+
 export async function listConversations(archived: boolean): Promise<Conversation[]> {
   const page = unwrap(
     await http.GET("/api/assistant/conversations", {

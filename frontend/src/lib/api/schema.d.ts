@@ -144,7 +144,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List Users
+         * @description Every account with its source and last sign-in (admin).
+         */
+        get: operations["list_users_api_admin_users_get"];
         put?: never;
         /**
          * Create User
@@ -550,9 +554,89 @@ export interface paths {
         };
         /**
          * Me
-         * @description The user behind the token (the on-behalf-of user for a service call).
+         * @description The user behind the token (the on-behalf-of user for a service call) and its source.
          */
         get: operations["me_api_auth_me_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/oidc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Oidc Callback
+         * @description The provider's return: 302 to `next` with a one-time `login_code` in the fragment.
+         */
+        get: operations["oidc_callback_api_auth_oidc_callback_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/oidc/exchange": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Oidc Exchange
+         * @description A one-time login code for a user JWT (as `POST /api/auth/login` answers).
+         */
+        post: operations["oidc_exchange_api_auth_oidc_exchange_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/oidc/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Oidc Login
+         * @description 302 to the provider's login; `next` (a path of this site) is where the person lands.
+         */
+        get: operations["oidc_login_api_auth_oidc_login_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Providers
+         * @description How people sign in here (no authentication: the login page asks before anyone has).
+         */
+        get: operations["providers_api_auth_providers_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2820,6 +2904,11 @@ export interface components {
              */
             type: "llm_call";
         };
+        /** LoginCodeExchange */
+        LoginCodeExchange: {
+            /** Login Code */
+            login_code: string;
+        };
         /** LoginRequest */
         LoginRequest: {
             /** Password */
@@ -2997,6 +3086,23 @@ export interface components {
              */
             read_only: boolean;
         };
+        /** MeRead */
+        MeRead: {
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Roles */
+            roles: string[];
+            /**
+             * Source
+             * @enum {string}
+             */
+            source: "local" | "ldap" | "oidc";
+            /** Username */
+            username: string;
+        };
         /** MergeRead */
         MergeRead: {
             /** Branch Id */
@@ -3068,12 +3174,33 @@ export interface components {
              */
             status: "pending" | "applied";
         };
+        /** OidcProviderRead */
+        OidcProviderRead: {
+            /** Login Url */
+            login_url: string;
+            /** Name */
+            name: string;
+        };
         /** PartError */
         PartError: {
             /** Code */
             code: string;
             /** Message */
             message: string;
+        };
+        /**
+         * ProvidersRead
+         * @description How people can sign in here: the login page reads it before anyone is signed in.
+         */
+        ProvidersRead: {
+            /** Ldap */
+            ldap: boolean;
+            oidc: components["schemas"]["OidcProviderRead"] | null;
+            /**
+             * Password
+             * @default true
+             */
+            password: boolean;
         };
         /** QueryRead */
         QueryRead: {
@@ -3608,6 +3735,30 @@ export interface components {
              */
             recorded: number;
         };
+        /** UserAdminRead */
+        UserAdminRead: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Last Sign In At */
+            last_sign_in_at: string | null;
+            /** Roles */
+            roles: string[];
+            /**
+             * Source
+             * @enum {string}
+             */
+            source: "local" | "ldap" | "oidc";
+            /** Username */
+            username: string;
+        };
         /** UserBudgetRead */
         UserBudgetRead: {
             /**
@@ -3639,6 +3790,11 @@ export interface components {
             roles: components["schemas"]["Role"][];
             /** Username */
             username: string;
+        };
+        /** UserPage */
+        UserPage: {
+            /** Items */
+            items: components["schemas"]["UserAdminRead"][];
         };
         /** UserRead */
         UserRead: {
@@ -4135,6 +4291,55 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AdminUsagePage"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_users_api_admin_users_get: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserPage"];
                 };
             };
             /** @description UNAUTHORIZED */
@@ -5664,7 +5869,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UserRead"];
+                    "application/json": components["schemas"]["MeRead"];
                 };
             };
             /** @description UNAUTHORIZED */
@@ -5683,6 +5888,151 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    oidc_callback_api_auth_oidc_callback_get: {
+        parameters: {
+            query?: {
+                code?: string | null;
+                state?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: {
+                agent_chat_oidc?: string | null;
+            };
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    oidc_exchange_api_auth_oidc_exchange_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LoginCodeExchange"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginResponse"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    oidc_login_api_auth_oidc_login_get: {
+        parameters: {
+            query?: {
+                next?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    providers_api_auth_providers_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProvidersRead"];
                 };
             };
         };

@@ -59,6 +59,21 @@ def sections() -> dict[str, list[str]]:
     return grouped
 
 
+def _titles(name: str, lang: str, doc: str) -> str:
+    """The dictionary entries of each tool card's headings in `lang` (i18n/en.ts, ru.ts spread
+    them): `toolTitle.<tool>.running` while it runs, `.settled` once it returned or failed."""
+    lines = []
+    for info in CATALOGUE:
+        ru = lang == "ru"
+        for phase, words in (
+            ("running", info.title_ru if ru else info.title),
+            ("settled", info.settled_ru if ru else info.settled),
+        ):
+            key = json.dumps(f"toolTitle.{info.name}.{phase}")
+            lines.append(f"  {key}: {json.dumps(words, ensure_ascii=False)},\n")
+    return f"/** {doc} */\nexport const {name} = {{\n{''.join(lines)}}} as const;\n"
+
+
 def _array(name: str, values: list[str], doc: str) -> str:
     items = "".join(f"  {json.dumps(v)},\n" for v in values)
     return f"/** {doc} */\nexport const {name} = [\n{items}] as const;\n"
@@ -113,8 +128,12 @@ def generate() -> str:
             "Every code the backend's error envelope can carry.",
         ),
         "export type BackendCode = (typeof BACKEND_CODES)[number];\n",
-        _array("TOOLS", [info.name for info in CATALOGUE], "The agent's tools (CONTRACT.md, Tools)."),
+        _array(
+            "TOOLS", [info.name for info in CATALOGUE], "The agent's tools (CONTRACT.md, Tools)."
+        ),
         "export type ToolName = (typeof TOOLS)[number];\n",
+        _titles("TOOL_TITLES_EN", "en", "Each tool card's headings in English (i18n/en.ts)."),
+        _titles("TOOL_TITLES_RU", "ru", "Each tool card's headings in Russian (i18n/ru.ts)."),
     ]
     return "\n".join(parts)
 

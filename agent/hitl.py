@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from agent.errors import AgentError, Code
 from agent.tools.names import describe_call
+from common.stream import DECISION, Decision
 
 Action = Literal["confirm", "reject"]
 ALLOWED: list[Action] = ["confirm", "reject"]
@@ -208,23 +209,26 @@ def decision_record(
     reason: str | None = None,
     edited: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The history entry (metadata type `decision`) that audits a person's decision: `args` are
-    those that ran; with an edit, `model_args` are the model's and `edited` is true."""
+    """The history entry (common/stream.py `Decision`) that audits a person's decision: `args`
+    are those that ran; with an edit, `model_args` are the model's and `edited` is true."""
     verb = "Confirmed" if action == "confirm" else "Rejected"
-    edit = {"edited": True, "model_args": pending.args} if edited is not None else {}
     what = pending.description if edited is None else describe_call(pending.tool, edited)
+    metadata: Decision = {
+        "type": DECISION,
+        "decision": "confirm" if action == "confirm" else "reject",
+        "tool": pending.tool,
+        "call_id": pending.call_id,
+        "args": pending.args if edited is None else edited,
+    }
+    if edited is not None:
+        metadata["edited"] = True
+        metadata["model_args"] = pending.args
+    if reason:
+        metadata["reason"] = reason
     return {
         "role": "user",
         "content": f"{verb}: {what}" if edited is None else f"{verb} with edits: {what}",
-        "metadata": {
-            "type": "decision",
-            "decision": action,
-            "tool": pending.tool,
-            "call_id": pending.call_id,
-            "args": pending.args if edited is None else edited,
-            **edit,
-            **({"reason": reason} if reason else {}),
-        },
+        "metadata": metadata,
     }
 
 

@@ -17,9 +17,9 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.types import Command, Interrupt, StateSnapshot
-from pydantic import BaseModel, ValidationError
 
 from agent.errors import AgentError, Code
+from agent.tools.calls import InvalidArguments, argument_model, check_arguments
 from agent.tools.names import describe_call
 from common.stream import DECISION, Decision
 
@@ -99,40 +99,20 @@ class Pending:
 
 def argument_schema(tool: BaseTool | None) -> dict[str, Any] | None:
     """The JSON schema of `tool`'s arguments as the model sees them; None if it has none."""
-    model = _argument_model(tool)
+    model = argument_model(tool)
     return model.model_json_schema() if model is not None else None
 
 
-def _argument_model(tool: BaseTool | None) -> type[BaseModel] | None:
-    schema = tool.tool_call_schema if tool is not None else None
-    return schema if isinstance(schema, type) and issubclass(schema, BaseModel) else None
-
-
 def checked_edit(pending: Pending, args: dict[str, Any], tool: BaseTool | None) -> dict[str, Any]:
-    """`args` if they are a valid call of the pending tool, else INVALID_INPUT (an argument the
-    schema does not name included). Nothing of the values is echoed back."""
-    model = _argument_model(tool)
-    if model is None or tool is None or tool.name != pending.tool:
+    """`args` if they are a valid call of the pending tool (agent/tools/calls.py
+    `check_arguments`, the one check), else INVALID_INPUT. Nothing of the values is echoed."""
+    if argument_model(tool) is None or tool is None or tool.name != pending.tool:
         raise ConfirmationError(Code.INVALID_INPUT, "This call's arguments cannot be edited.")
-    known = {name for name, field in model.model_fields.items()} | {
-        field.alias for field in model.model_fields.values() if field.alias
-    }
-    unknown = sorted(set(args) - known)
-    if unknown:
-        raise ConfirmationError(
-            Code.INVALID_INPUT,
-            f"options.args: {pending.tool} has no argument {', '.join(unknown)[:200]}; "
-            "nothing was run.",
-        )
     try:
-        model.model_validate(args)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'args'}: {e['msg']}"
-            for e in exc.errors(include_input=False)[:3]
-        )
+        check_arguments(tool, args)
+    except InvalidArguments as exc:
         raise ConfirmationError(
-            Code.INVALID_INPUT, f"options.args: {problems}; nothing was run."
+            Code.INVALID_INPUT, f"options.args: {exc.message}; nothing was run."
         ) from exc
     return args
 

@@ -51,5 +51,8 @@ def test_every_code_is_in_exactly_one_of_the_browsers_groups():
     assert "TRUNCATED" in groups["NOTICE_CODES"]
     assert "REJECTED" in groups["TOOL_ERROR_CODES"]
     assert "SQL_TIMEOUT" in groups["PLATFORM_CODES"]
+    # the backend's own sections are exactly the codes it writes that the stream does not name
+    stream = {code for name, codes in groups.items() if name != "PLATFORM_CODES" for code in codes}
+    assert set(groups["PLATFORM_CODES"]) == {c.value for c in BACKEND} - stream
     for code in Code:
         assert f'  "{code.value}",\n' in TARGET.read_text(encoding="utf-8")

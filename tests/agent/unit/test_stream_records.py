@@ -47,3 +47,26 @@ def test_a_malformed_row_is_read_without_failing():
     assert question is not None
     assert stream.attachments_of(question) == []
     assert stream.resources_of(question) == {"files": [], "tables": []}
+
+
+def test_the_previous_diagnosis_is_found_in_a_stored_turns_parts():
+    from agent.diagnosis.previous import _from_row
+    from tests.agent._diagnosis import draft_of
+
+    shown = messages.diagnosis(run_id="r", outcome="draft", progress={}, draft=draft_of("c1"))
+    row = {
+        "role": "assistant",
+        "metadata": {
+            "diagnosis": {"query": "Why is it failing?"},
+            **stream.record(
+                [
+                    {"role": "assistant", "content": "text", "metadata": {}},
+                    {"role": "assistant", "content": "", "metadata": dict(shown)},
+                ]
+            ),
+        },
+    }
+    found = _from_row(row)
+    assert found is not None and found.query == "Why is it failing?"
+    assert found.draft.analysis[0].tool_call_ids == ["c1"]
+    assert _from_row({**row, "role": "user"}) is None

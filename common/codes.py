@@ -4,7 +4,7 @@ The agent's stream (`error`, `notice`, a tool card's or a workflow step's `error
 `stop_reason`) and the backend's error envelope (`{"error": {"code", ...}}`, a workflow step's
 or an audit row's stored code) name members of `Code`; the literal is spelled nowhere else
 (tests/agent/unit/test_codes.py scans both packages). A backend code reaches a tool card too:
-the agent passes a backend refusal's code on (agent/calls.py `safe_backend_error`).
+the agent passes a backend refusal's code on (agent/tools/calls.py `safe_backend_error`).
 
 `Code`'s section comments are read by frontend/scripts/gen_codes.py: each section becomes one
 list of frontend/src/lib/codes.ts (`make api-types`). `BACKEND` is the backend's view (the codes

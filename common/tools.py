@@ -44,7 +44,7 @@ class ToolInfo:
 
     name: str
     arguments: type[BaseModel]
-    """The schema of its arguments (`check_arguments` in agent/calls.py checks a call by it)."""
+    """The schema of its arguments (agent/tools/calls.py `check_arguments` checks a call by it)."""
     title: str
     """The card's title while it runs (the stream's `tool_start.title`; the browser's too)."""
     settled: str

@@ -17,10 +17,11 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.types import Command, Interrupt, StateSnapshot
-from pydantic import BaseModel, ValidationError
 
 from agent.errors import AgentError, Code
+from agent.tools.calls import InvalidArguments, argument_model, check_arguments
 from agent.tools.names import describe_call
+from common.stream import DECISION, Decision
 
 Action = Literal["confirm", "reject"]
 ALLOWED: list[Action] = ["confirm", "reject"]
@@ -98,40 +99,20 @@ class Pending:
 
 def argument_schema(tool: BaseTool | None) -> dict[str, Any] | None:
     """The JSON schema of `tool`'s arguments as the model sees them; None if it has none."""
-    model = _argument_model(tool)
+    model = argument_model(tool)
     return model.model_json_schema() if model is not None else None
 
 
-def _argument_model(tool: BaseTool | None) -> type[BaseModel] | None:
-    schema = tool.tool_call_schema if tool is not None else None
-    return schema if isinstance(schema, type) and issubclass(schema, BaseModel) else None
-
-
 def checked_edit(pending: Pending, args: dict[str, Any], tool: BaseTool | None) -> dict[str, Any]:
-    """`args` if they are a valid call of the pending tool, else INVALID_INPUT (an argument the
-    schema does not name included). Nothing of the values is echoed back."""
-    model = _argument_model(tool)
-    if model is None or tool is None or tool.name != pending.tool:
+    """`args` if they are a valid call of the pending tool (agent/tools/calls.py
+    `check_arguments`, the one check), else INVALID_INPUT. Nothing of the values is echoed."""
+    if argument_model(tool) is None or tool is None or tool.name != pending.tool:
         raise ConfirmationError(Code.INVALID_INPUT, "This call's arguments cannot be edited.")
-    known = {name for name, field in model.model_fields.items()} | {
-        field.alias for field in model.model_fields.values() if field.alias
-    }
-    unknown = sorted(set(args) - known)
-    if unknown:
-        raise ConfirmationError(
-            Code.INVALID_INPUT,
-            f"options.args: {pending.tool} has no argument {', '.join(unknown)[:200]}; "
-            "nothing was run.",
-        )
     try:
-        model.model_validate(args)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'args'}: {e['msg']}"
-            for e in exc.errors(include_input=False)[:3]
-        )
+        check_arguments(tool, args)
+    except InvalidArguments as exc:
         raise ConfirmationError(
-            Code.INVALID_INPUT, f"options.args: {problems}; nothing was run."
+            Code.INVALID_INPUT, f"options.args: {exc.message}; nothing was run."
         ) from exc
     return args
 
@@ -208,23 +189,26 @@ def decision_record(
     reason: str | None = None,
     edited: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The history entry (metadata type `decision`) that audits a person's decision: `args` are
-    those that ran; with an edit, `model_args` are the model's and `edited` is true."""
+    """The history entry (common/stream.py `Decision`) that audits a person's decision: `args`
+    are those that ran; with an edit, `model_args` are the model's and `edited` is true."""
     verb = "Confirmed" if action == "confirm" else "Rejected"
-    edit = {"edited": True, "model_args": pending.args} if edited is not None else {}
     what = pending.description if edited is None else describe_call(pending.tool, edited)
+    metadata: Decision = {
+        "type": DECISION,
+        "decision": "confirm" if action == "confirm" else "reject",
+        "tool": pending.tool,
+        "call_id": pending.call_id,
+        "args": pending.args if edited is None else edited,
+    }
+    if edited is not None:
+        metadata["edited"] = True
+        metadata["model_args"] = pending.args
+    if reason:
+        metadata["reason"] = reason
     return {
         "role": "user",
         "content": f"{verb}: {what}" if edited is None else f"{verb} with edits: {what}",
-        "metadata": {
-            "type": "decision",
-            "decision": action,
-            "tool": pending.tool,
-            "call_id": pending.call_id,
-            "args": pending.args if edited is None else edited,
-            **edit,
-            **({"reason": reason} if reason else {}),
-        },
+        "metadata": metadata,
     }
 
 

@@ -20,13 +20,14 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from agent.backend_client import BackendError
 from agent.context import Context
 from agent.errors import Code, LlmFailure, aiohttp_error
 from agent.marks import RETRY_EVENT, TOOL_BUDGET_MARK
 from agent.prompts import NO_TOOLS_NOTE, focus_note
+from agent.tools.calls import InvalidArguments, check_arguments, invalid, safe_backend_error
 from agent.trim import fit_to_budget, message_tokens, paired
 
 log = logging.getLogger(__name__)
@@ -43,21 +44,6 @@ def tool_error(request: ToolCallRequest, code: str, message: str) -> ToolMessage
         tool_call_id=call["id"],
         status="error",
     )
-
-
-def safe_backend_error(exc: BackendError, context: Any) -> tuple[str, str]:
-    """(code, message) of a backend refusal as a tool error may show it: no raw body, no token."""
-    if exc.status == 403:
-        roles = ", ".join(context.roles) if isinstance(context, Context) else "unknown"
-        detail = exc.message.rstrip(".") if exc.message else "not allowed"
-        return Code.FORBIDDEN, f"Permission denied: {detail} (the user's roles: {roles})."
-    if exc.status >= 500:
-        return exc.code or Code.BACKEND_ERROR, "The platform could not complete this; try later."
-    message = exc.message[:MAX_ERROR_CHARS]
-    token = getattr(context, "user_token", None)
-    if token and token in message:
-        message = message.replace(token, "[redacted]")
-    return exc.code or Code.BACKEND_ERROR, message
 
 
 class ToolErrors(AgentMiddleware[Any, Context, Any]):
@@ -78,7 +64,7 @@ class ToolErrors(AgentMiddleware[Any, Context, Any]):
         except BackendError as exc:
             return tool_error(request, *safe_backend_error(exc, request.runtime.context))
         except ValidationError as exc:
-            return tool_error(request, Code.INVALID_ARGUMENTS, _fields(exc))
+            return tool_error(request, Code.INVALID_ARGUMENTS, invalid(exc))
         except Exception:
             # Anything else is our bug, not the model's: log the stack here, show a safe line.
             log.exception("tool %s failed", name)
@@ -100,18 +86,12 @@ class ArgumentsFirst(AgentMiddleware[Any, Context, Any]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
-        schema = request.tool.tool_call_schema if request.tool is not None else None
-        if isinstance(schema, type) and issubclass(schema, BaseModel):
+        if request.tool is not None:
             try:
-                schema.model_validate(request.tool_call["args"])
-            except ValidationError as exc:
-                return tool_error(request, Code.INVALID_ARGUMENTS, _fields(exc))
+                check_arguments(request.tool, request.tool_call["args"])
+            except InvalidArguments as exc:
+                return tool_error(request, exc.code, exc.message)
         return await handler(request)
-
-
-def _fields(exc: ValidationError) -> str:
-    fields = ", ".join(".".join(map(str, e["loc"])) or "arguments" for e in exc.errors()[:5])
-    return f"Invalid arguments: {fields}"
 
 
 def _is_error_json(content: Any) -> bool:

@@ -19,12 +19,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent.backend_client import BackendClient
 from agent.diagnosis.ledger import PreviousObservation
 from agent.diagnosis.projection import project
-from agent.tools.datasources import ExecuteSqlArgs
-from agent.tools.knowledge import LookupKnowledgeArgs
-from agent.tools.logs import QueryLogsArgs
 from agent.tools.names import DIAGNOSIS_TOOLS, EXECUTE_SQL, LOOKUP_KNOWLEDGE, QUERY_LOGS
 from agent.tools.registry import build_tools
 from agent.tools.runtime import AgentRuntime
+from common.tool_arguments import ExecuteSqlArgs, LookupKnowledgeArgs, QueryLogsArgs
 
 PREVIOUS_HELP = (
     "Required after a call whose result had evidence (evidence_status OK): that call's id "

@@ -13,6 +13,7 @@ from agent.backend_client import BackendClient, BackendError
 from agent.context import Context
 from agent.diagnosis.draft import DiagnosisDraft
 from agent.diagnosis.request import PreviousTurn
+from common import stream
 
 log = logging.getLogger(__name__)
 LOOK_BACK = 50  # history rows searched, newest first
@@ -42,9 +43,9 @@ def _from_row(row: Any) -> PreviousTurn | None:
     about = metadata.get("diagnosis")
     if not isinstance(about, dict) or not isinstance(about.get("query"), str):
         return None
-    for part in metadata.get("parts") or []:
-        meta = part.get("metadata") if isinstance(part, dict) else None
-        if isinstance(meta, dict) and meta.get("type") == "diagnosis" and meta.get("draft"):
+    for part in stream.parts_of(metadata):
+        meta = part["metadata"]
+        if stream.kind_of(meta) == stream.DIAGNOSIS and meta.get("draft"):
             try:
                 draft = DiagnosisDraft.model_validate(meta["draft"], strict=False)
             except ValidationError:

@@ -22,8 +22,9 @@ from agent.diagnosis.draft import DiagnosisDraft, DraftError, parse_draft
 from agent.diagnosis.ledger import Ledger
 from agent.diagnosis.middleware import ProgressProtocol, RoundBudget
 from agent.diagnosis.prompt import system_prompt
-from agent.errors import DIAGNOSIS_FAILURES, Code
+from agent.errors import Code
 from agent.stream import messages
+from common.codes import DIAGNOSIS_FAILURES
 
 log = logging.getLogger(__name__)
 STEPS_PER_ROUND = 4  # graph steps one model round and its tool call can take

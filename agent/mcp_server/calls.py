@@ -11,18 +11,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from langchain.tools import ToolRuntime
-from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from mcp import types
-from pydantic import BaseModel, ValidationError
 
 from agent.auth import User
 from agent.backend_client import UNANSWERED, BackendClient, BackendError
 from agent.context import Context
-from agent.errors import Code
+from agent.errors import AgentError, Code
 from agent.mcp_server.catalogue import may_run
-from agent.middleware import safe_backend_error
+from agent.tools.calls import InvalidArguments, check_arguments, run_tool
 from agent.tools.names import CONFIRM_TOOLS, describe_call
 
 log = logging.getLogger(__name__)
@@ -96,15 +93,10 @@ async def serve(
 
 
 def _checked(tool: BaseTool, arguments: dict[str, Any]) -> dict[str, Any]:
-    schema = tool.tool_call_schema
-    if isinstance(schema, type) and issubclass(schema, BaseModel):
-        try:
-            schema.model_validate(arguments)
-        except ValidationError as exc:
-            fields = ", ".join(
-                ".".join(map(str, e["loc"])) or "arguments" for e in exc.errors()[:5]
-            )
-            raise Refused(Code.INVALID_ARGUMENTS, f"Invalid arguments: {fields}") from exc
+    try:
+        check_arguments(tool, arguments)
+    except InvalidArguments as exc:
+        raise Refused(exc.code, exc.message) from exc
     return arguments
 
 
@@ -127,28 +119,10 @@ async def _confirmed(tool: str, arguments: dict[str, Any], ask: Ask) -> None:
 
 async def _run(tool: BaseTool, arguments: dict[str, Any], context: Context, call_id: str) -> Any:
     """Run the tool as the agent's ToolNode does: the Context injected, the backend's RBAC."""
-    runtime: ToolRuntime[Context, Any] = ToolRuntime(
-        state={"messages": []},
-        context=context,
-        config={},
-        stream_writer=lambda _chunk: None,
-        tool_call_id=call_id,
-        store=None,
-    )
-    call = {"type": "tool_call", "name": tool.name, "args": {**arguments, "runtime": runtime}}
     try:
-        message = await tool.ainvoke({**call, "id": call_id})
-    except BackendError as exc:
-        raise Refused(*safe_backend_error(exc, context)) from exc
-    except ValidationError as exc:
-        raise Refused(Code.INVALID_ARGUMENTS, "Invalid arguments") from exc
-    content = message.content if isinstance(message, ToolMessage) else message
-    if isinstance(message, ToolMessage) and message.status == "error":
-        raise Refused(Code.TOOL_ERROR, str(content)[:300])
-    try:
-        return json.loads(content) if isinstance(content, str) else content
-    except ValueError:
-        return content
+        return await run_tool(tool, arguments, context, call_id)
+    except AgentError as exc:
+        raise Refused(exc.code, exc.message) from exc
 
 
 def error_result(code: str, message: str) -> types.CallToolResult:

@@ -83,11 +83,11 @@ class McpEndpoint:
             await _reply(send, 200, None, None)
             return
         if scope["method"] != "POST":  # no stream outside a request: nothing is pushed
-            await _reply(send, 405, "METHOD_NOT_ALLOWED", "POST only")
+            await _reply(send, 405, Code.METHOD_NOT_ALLOWED, "POST only")
             return
         body = await _body(receive)
         if body is None:
-            await _reply(send, 413, "PAYLOAD_TOO_LARGE", "The request body is too large")
+            await _reply(send, 413, Code.PAYLOAD_TOO_LARGE, "The request body is too large")
             return
         await self._post(scope, _replay(body, receive), send, headers, caller, body)
 

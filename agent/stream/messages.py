@@ -1,122 +1,60 @@
 """Every message shape of the stream protocol (CONTRACT.md, "Stream protocol"), one typed
 constructor each: nothing else in the agent builds a stream message's metadata.
 
-A stream value is the list of the turn's assistant messages `{role, content, metadata}`;
-`metadata.type` says what each one is (absent for answer text). The browser's types
-(frontend/src/lib/protocol.ts) are pinned to these by tests/agent/unit/test_stream_messages.py.
+The shapes themselves are typed once for both processes in common/stream.py (the backend reads
+stored turns through it); the browser's types (frontend/src/lib/protocol.ts) are pinned to them
+by tests/agent/unit/test_stream_messages.py.
 """
 
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal
 
-CONFIRM_ALLOWED = ("confirm", "reject")
-
-
-class ErrorBody(TypedDict):
-    code: str
-    message: str
-
-
-class ToolStart(TypedDict):
-    type: Literal["tool_start"]
-    tool: str
-    call_id: str
-    input: dict[str, Any]
-    title: str
-    status: Literal["pending"]
-
-
-class ToolEnd(TypedDict):
-    type: Literal["tool_end"]
-    tool: str
-    call_id: str
-    input: dict[str, Any]
-    title: str
-    status: Literal["done"]
-    output: Any
-    duration_ms: int
-
-
-class ToolError(TypedDict):
-    type: Literal["tool_error"]
-    tool: str
-    call_id: str
-    input: dict[str, Any]
-    title: str
-    status: Literal["done"]
-    error: ErrorBody
-    duration_ms: int
-
-
-class ConfirmRequired(TypedDict):
-    type: Literal["confirm_required"]
-    thread_id: str
-    tool: str
-    call_id: str
-    args: dict[str, Any]
-    description: str
-    allowed: list[str]
-    schema: NotRequired[dict[str, Any]]  # the tool's argument schema: the card's Edit form
-
-
-class Error(TypedDict):
-    type: Literal["error"]
-    code: str
-    message: str
-    details: NotRequired[dict[str, Any]]
-
-
-class Notice(TypedDict):
-    type: Literal["notice"]
-    code: str
-    message: str
-    details: NotRequired[dict[str, Any]]
-
-
-class WorkflowStep(TypedDict):
-    type: Literal["workflow_step"]
-    execution_id: int
-    step_index: int
-    name: str
-    step_type: str
-    status: Literal["running", "completed", "failed"]
-    workflow: str
-    title: str
-    total_steps: int
-    input: NotRequired[Any]
-    output: NotRequired[Any]
-    error: NotRequired[ErrorBody]
-    duration_ms: NotRequired[int]
-
-
-class Diagnosis(TypedDict):
-    type: Literal["diagnosis"]
-    run_id: str
-    outcome: Literal["draft", "stopped", "failed"]
-    progress: dict[str, Any]
-    draft: NotRequired[dict[str, Any]]
-    stop_reason: NotRequired[str]
-    error: NotRequired[ErrorBody]
-
-
-Metadata = (
-    ToolStart | ToolEnd | ToolError | ConfirmRequired | Error | Notice | WorkflowStep | Diagnosis
+from common.stream import (
+    CONFIRM_ALLOWED,
+    CONFIRM_REQUIRED,
+    DIAGNOSIS,
+    ERROR,
+    NOTICE,
+    SHAPES,
+    TOOL_END,
+    TOOL_ERROR,
+    TOOL_START,
+    WORKFLOW_STEP,
+    ConfirmRequired,
+    Diagnosis,
+    Error,
+    ErrorBody,
+    Notice,
+    ToolEnd,
+    ToolError,
+    ToolStart,
+    WorkflowStep,
 )
-# Each shape by its `type`, for the test that pins the browser's types.
-SHAPES: dict[str, type] = {
-    "tool_start": ToolStart,
-    "tool_end": ToolEnd,
-    "tool_error": ToolError,
-    "confirm_required": ConfirmRequired,
-    "error": Error,
-    "notice": Notice,
-    "workflow_step": WorkflowStep,
-    "diagnosis": Diagnosis,
-}
+
+__all__ = [
+    "SHAPES",
+    "ConfirmRequired",
+    "Diagnosis",
+    "Error",
+    "ErrorBody",
+    "Notice",
+    "ToolEnd",
+    "ToolError",
+    "ToolStart",
+    "WorkflowStep",
+    "confirm_required",
+    "diagnosis",
+    "error",
+    "notice",
+    "tool_end",
+    "tool_error",
+    "tool_start",
+    "workflow_step",
+]
 
 
 def tool_start(tool: str, call_id: str, args: dict[str, Any], title: str) -> ToolStart:
     return {
-        "type": "tool_start",
+        "type": TOOL_START,
         "tool": tool,
         "call_id": call_id,
         "input": args,
@@ -128,7 +66,7 @@ def tool_start(tool: str, call_id: str, args: dict[str, Any], title: str) -> Too
 def tool_end(start: ToolStart, output: Any, duration_ms: int) -> ToolEnd:
     """The call's card once it returned (the same message as its start, updated)."""
     return {
-        "type": "tool_end",
+        "type": TOOL_END,
         "tool": start["tool"],
         "call_id": start["call_id"],
         "input": start["input"],
@@ -142,7 +80,7 @@ def tool_end(start: ToolStart, output: Any, duration_ms: int) -> ToolEnd:
 def tool_error(start: ToolStart, error: ErrorBody, duration_ms: int) -> ToolError:
     """The call's card once it failed (the same message as its start, updated)."""
     return {
-        "type": "tool_error",
+        "type": TOOL_ERROR,
         "tool": start["tool"],
         "call_id": start["call_id"],
         "input": start["input"],
@@ -163,7 +101,7 @@ def confirm_required(
     schema: dict[str, Any] | None = None,
 ) -> ConfirmRequired:
     shown: ConfirmRequired = {
-        "type": "confirm_required",
+        "type": CONFIRM_REQUIRED,
         "thread_id": thread_id,
         "tool": tool,
         "call_id": call_id,
@@ -177,14 +115,14 @@ def confirm_required(
 
 
 def error(code: str, message: str, details: dict[str, Any] | None = None) -> Error:
-    shown: Error = {"type": "error", "code": code, "message": message}
+    shown: Error = {"type": ERROR, "code": code, "message": message}
     if details:
         shown["details"] = details
     return shown
 
 
 def notice(code: str, message: str, details: dict[str, Any] | None = None) -> Notice:
-    shown: Notice = {"type": "notice", "code": code, "message": message}
+    shown: Notice = {"type": NOTICE, "code": code, "message": message}
     if details:
         shown["details"] = details
     return shown
@@ -202,7 +140,7 @@ def workflow_step(
     status: Literal["running", "completed", "failed"] = "running",
 ) -> WorkflowStep:
     return {
-        "type": "workflow_step",
+        "type": WORKFLOW_STEP,
         "execution_id": execution_id,
         "step_index": step_index,
         "name": name,
@@ -224,7 +162,7 @@ def diagnosis(
     error: ErrorBody | None = None,
 ) -> Diagnosis:
     shown: Diagnosis = {
-        "type": "diagnosis",
+        "type": DIAGNOSIS,
         "run_id": run_id,
         "outcome": outcome,
         "progress": progress,

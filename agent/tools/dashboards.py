@@ -2,67 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any
 
 from langchain.tools import BaseTool, tool
-from pydantic import BaseModel, Field, StringConstraints
 
 from agent.backend_client import BackendClient
 from agent.tools import names
-from agent.tools.changes import MAX_CHANGES, Change
 from agent.tools.runtime import AgentRuntime, user_context
 from agent.tools.shaping import MAX_ITEMS, pick
-
-MAX_ID = 2_147_483_647
-DashboardId = Annotated[
-    int, Field(ge=1, le=MAX_ID, description="The dashboard's numeric id, e.g. 42")
-]
-RefName = Annotated[
-    str, StringConstraints(strip_whitespace=True, pattern=r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
-]
-BranchName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9._/-]{0,63}$")]
+from common.tool_arguments import (
+    Change,
+    CommitChangesArgs,
+    CreateBranchArgs,
+    DashboardArgs,
+    DeployDashboardArgs,
+    SearchDashboardsArgs,
+)
 
 SUMMARY_KEYS = ("id", "title", "status", "owner", "tags", "last_validated_at")
 CHART_KEYS = ("key", "title", "type", "datasource", "sql", "expected_columns")
 RUN_KEYS = ("id", "ref", "version_id", "status", "started_at", "triggered_by")
-
-
-class SearchDashboardsArgs(BaseModel):
-    query: str | None = Field(
-        default=None, max_length=200, description="Words to look for in titles, tags, descriptions"
-    )
-    status: Literal["ok", "warning", "failing"] | None = Field(
-        default=None, description="Only dashboards whose latest validation has this status"
-    )
-
-
-class DashboardArgs(BaseModel):
-    dashboard_id: DashboardId
-
-
-class CreateBranchArgs(BaseModel):
-    dashboard_id: DashboardId
-    name: BranchName = Field(
-        description="New branch name: starts with a letter; letters, digits, . _ / - (not 'main')"
-    )
-
-
-class CommitChangesArgs(BaseModel):
-    branch_id: int = Field(
-        ge=1, le=MAX_ID, description="The branch's numeric id (from create_branch)"
-    )
-    message: str = Field(min_length=1, max_length=500, description="Commit message")
-    changes: list[Change] = Field(
-        min_length=1,
-        max_length=MAX_CHANGES,
-        description="Chart edits applied in order: add, update or remove",
-    )
-
-
-class DeployDashboardArgs(BaseModel):
-    dashboard_id: DashboardId
-    ref: RefName = Field(description="What to deploy: 'main', a branch name or a version id")
-    environment: Literal["staging", "production"]
 
 
 def _environments(body: dict[str, Any]) -> dict[str, Any]:

@@ -3,50 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Any
+from typing import Any
 
 from langchain.tools import BaseTool, tool
-from pydantic import BaseModel, Field, StringConstraints
 
 from agent.backend_client import BackendClient, BackendError
 from agent.context import Context
 from agent.tools import names
 from agent.tools.runtime import AgentRuntime, user_context
 from agent.tools.shaping import MAX_ITEMS, MAX_ROWS, cap_cell, cap_list, pick
-
-DatasourceName = Annotated[
-    str,
-    StringConstraints(strip_whitespace=True, pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"),
-    Field(description="Datasource name, e.g. sample"),
-]
-
-
-class ListTablesArgs(BaseModel):
-    datasource: DatasourceName | None = Field(
-        default=None, description="Datasource name; omit to list every datasource"
-    )
-
-
-class TableSchemaArgs(BaseModel):
-    table_ref: str = Field(
-        pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,63}\.[A-Za-z_][A-Za-z0-9_$.]{0,127}$",
-        description="'datasource.table', e.g. sample.orders",
-    )
-
-
-class ExecuteSqlArgs(BaseModel):
-    datasource: DatasourceName
-    query: str = Field(
-        min_length=1, max_length=20_000, description="Exactly one read-only SELECT statement"
-    )
-
-
-class ExecuteMigrationArgs(BaseModel):
-    datasource: DatasourceName
-    migration_id: str = Field(
-        pattern=r"^[0-9]{8}_[a-z0-9_]{1,100}$",
-        description="The pending migration's id, YYYYMMDD_name, e.g. 20261101_inventory_snapshots",
-    )
+from common.tool_arguments import (
+    ExecuteMigrationArgs,
+    ExecuteSqlArgs,
+    ListTablesArgs,
+    TableSchemaArgs,
+)
 
 
 def build_list_tables(client: BackendClient) -> BaseTool:

@@ -5,20 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from langchain.tools import BaseTool, tool
-from pydantic import BaseModel, Field
 
 from agent.backend_client import BackendClient
 from agent.tools import names
 from agent.tools.runtime import AgentRuntime, user_context
 from agent.tools.shaping import cap_list
+from common.tool_arguments import LookupKnowledgeArgs
 
 MAX_ARTICLES = 5
-
-
-class LookupKnowledgeArgs(BaseModel):
-    query: str = Field(
-        min_length=1, max_length=500, description="What to look up, in the user's words"
-    )
 
 
 def build_lookup_knowledge(client: BackendClient) -> BaseTool:

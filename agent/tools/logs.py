@@ -2,46 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Any, Literal
+from datetime import datetime
+from typing import Any
 
 from langchain.tools import BaseTool, tool
-from pydantic import BaseModel, Field, field_validator, model_validator
 
 from agent.backend_client import BackendClient
 from agent.tools import names
 from agent.tools.runtime import AgentRuntime, user_context
 from agent.tools.shaping import MAX_ROWS, cap_list
-
-
-class QueryLogsArgs(BaseModel):
-    query: str | None = Field(
-        default=None,
-        max_length=200,
-        description='Words to search for; "exact phrase", or, -excluded work',
-    )
-    level: Literal["debug", "info", "warning", "error"] | None = Field(
-        default=None, description="Minimum severity: warning returns warnings and errors"
-    )
-    since: datetime | None = Field(
-        default=None, description="ISO 8601 start, e.g. 2026-11-29T08:00:00Z"
-    )
-    until: datetime | None = Field(default=None, description="ISO 8601 end")
-    dashboard_id: int | None = Field(
-        default=None, ge=1, le=2_147_483_647, description="Only this dashboard's"
-    )
-
-    @field_validator("since", "until")
-    @classmethod
-    def _aware(cls, value: datetime | None) -> datetime | None:
-        """A time without a zone is read as UTC."""
-        return value.replace(tzinfo=UTC) if value and value.tzinfo is None else value
-
-    @model_validator(mode="after")
-    def _ordered(self) -> QueryLogsArgs:
-        if self.since and self.until and self.since > self.until:
-            raise ValueError("since must not be after until")
-        return self
+from common.tool_arguments import QueryLogsArgs
 
 
 def build_query_logs(client: BackendClient) -> BaseTool:

@@ -1,6 +1,6 @@
-"""The tool registry: every tool of `agent.tools.names.CATALOGUE` with the function that builds
-it over one BackendClient. What the agent offers, confirms, titles and evaluates comes from here
-and from the catalogue; nothing else lists the tools.
+"""The tool registry: every tool of the catalogue (common/tools.py) with the function that builds
+it over one BackendClient, over the catalogue's argument schema. What the agent offers,
+confirms, titles and evaluates comes from here and from the catalogue; nothing else lists them.
 """
 
 from __future__ import annotations
@@ -66,6 +66,8 @@ def build_tools(client: BackendClient, only: Iterable[str] | None = None) -> lis
         built = entry.build(client)
         if built.name != entry.info.name:
             raise RegistryError(f"the builder of {entry.info.name!r} built {built.name!r}")
+        if built.args_schema is not entry.info.arguments:
+            raise RegistryError(f"{entry.info.name!r} is not built over the catalogue's arguments")
         tools.append(built)
     return tools
 

@@ -5,26 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from langchain.tools import BaseTool, tool
-from pydantic import BaseModel, Field
 
 from agent.backend_client import BackendClient
 from agent.tools import names
 from agent.tools.runtime import AgentRuntime, user_context
 from agent.tools.shaping import MAX_TEXT_CHARS, cap_list, cap_text
+from common.tool_arguments import ListFilesArgs, ReadFileArgs
 
 MAX_FILES = 100
-
-
-class ListFilesArgs(BaseModel):
-    prefix: str | None = Field(
-        default=None, max_length=1024, description="Only keys starting with this, e.g. reports/"
-    )
-
-
-class ReadFileArgs(BaseModel):
-    key: str = Field(
-        min_length=1, max_length=1024, description="The file's key as list_files shows it"
-    )
 
 
 def build_list_files(client: BackendClient) -> BaseTool:

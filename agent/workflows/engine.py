@@ -8,26 +8,23 @@ loses nothing), and a decision resumes from that step (`run(start=..., approved=
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import openai
-from langchain.tools import ToolRuntime
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessageChunk, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessageChunk, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel, ValidationError
 
-from agent.backend_client import BackendError
 from agent.context import Context
 from agent.errors import AgentError, Code
 from agent.hitl import Pending
-from agent.middleware import llm_failure, safe_backend_error
+from agent.middleware import llm_failure
 from agent.prompts import WORKFLOW_STEP_ID_PREFIX, WORKFLOW_STEP_SYSTEM
+from agent.tools.calls import InvalidArguments, check_arguments, run_tool
 from agent.tools.names import CONFIRM_TOOLS, describe_call
 from agent.workflows.definitions import Definition, LlmStep, ToolStep
 from agent.workflows.records import Records, now
@@ -187,26 +184,10 @@ class Execution:
     async def _call_tool(self, tool: BaseTool, args: dict[str, Any], call_id: str) -> Any:
         """Run the tool as the agent's ToolNode does: the run's Context injected, the same
         backend calls under the user's identity (RBAC decided there)."""
-        runtime: ToolRuntime[Context, Any] = ToolRuntime(
-            state={"messages": []},
-            context=self.services.context,
-            config=self.services.config,
-            stream_writer=lambda _chunk: None,
-            tool_call_id=call_id,
-            store=None,
-        )
-        call = {"type": "tool_call", "name": tool.name, "args": {**args, "runtime": runtime}}
         try:
-            message = await tool.ainvoke({**call, "id": call_id})
-        except BackendError as exc:
-            raise StepFailure(*safe_backend_error(exc, self.services.context)) from exc
-        except ValidationError as exc:
-            raise StepFailure(Code.INVALID_ARGUMENTS, _fields(exc)) from exc
-        content = message.content if isinstance(message, ToolMessage) else message
-        try:
-            return json.loads(content) if isinstance(content, str) else content
-        except ValueError:
-            return content
+            return await run_tool(tool, args, self.services.context, call_id, self.services.config)
+        except AgentError as exc:
+            raise StepFailure(exc.code, exc.message) from exc
 
     async def _call_model(self, index: int, step: LlmStep, system: str, prompt: str) -> str:
         model = self.services.model
@@ -260,21 +241,7 @@ class Execution:
 def _checked(tool: BaseTool, args: Any) -> dict[str, Any]:
     """The rendered arguments, checked against the tool's schema before anything runs (and
     before anyone is asked to confirm a call that could not run)."""
-    if not isinstance(args, dict):
-        raise StepFailure(Code.INVALID_ARGUMENTS, "The step's params must be a mapping.")
-    schema = tool.tool_call_schema
-    if isinstance(schema, type) and issubclass(schema, BaseModel):
-        try:
-            parsed = schema.model_validate(args)
-        except ValidationError as exc:
-            raise StepFailure(Code.INVALID_ARGUMENTS, _fields(exc)) from exc
-        return parsed.model_dump(mode="json", exclude_unset=True)
-    return args
-
-
-def _fields(exc: ValidationError) -> str:
-    parts = []
-    for error in exc.errors(include_input=False)[:5]:
-        where = ".".join(map(str, error["loc"])) or "arguments"
-        parts.append(f"{where}: {error['msg']}")
-    return "Invalid arguments: " + "; ".join(parts)
+    try:
+        return check_arguments(tool, args)
+    except InvalidArguments as exc:
+        raise StepFailure(exc.code, exc.message) from exc

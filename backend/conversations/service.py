@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import func, select
@@ -17,6 +18,7 @@ from backend.conversations.schemas import MessageCreate
 from backend.db import utcnow
 from backend.errors import Conflict, NotFound
 from backend.principal import Principal
+from common import stream
 
 AUTO_TITLE_CHARS = 60
 
@@ -227,7 +229,11 @@ async def append_message(
             action="conversation.message_append",
             resource_type="conversation",
             resource_id=str(conversation_id),
-            details={"message_id": message.id, "role": data.role, **_decision(data.metadata)},
+            details={
+                "message_id": message.id,
+                "role": data.role,
+                **_decision(data.role, data.metadata),
+            },
         )
         await session.commit()
     except IntegrityError:
@@ -242,15 +248,14 @@ async def append_message(
     return message
 
 
-# A person's decision on a confirmation, as its audit row keeps it: the tool, the call, the
-# arguments that ran and, for an edited call, the model's own.
-DECISION_FIELDS = ("decision", "tool", "call_id", "args", "model_args", "edited", "reason")
-
-
-def _decision(metadata: dict[str, Any]) -> dict[str, Any]:
-    if metadata.get("type") != "decision":
+# A person's decision on a confirmation (common/stream.py `Decision`), as its audit row keeps
+# it: the tool, the call, the arguments that ran and, for an edited call, the model's own.
+def _decision(role: str, metadata: dict[str, Any] | None) -> dict[str, Any]:
+    decision = stream.decision_of(role, metadata)
+    if decision is None:
         return {}
-    return {"decision": {k: metadata[k] for k in DECISION_FIELDS if k in metadata}}
+    fields: Mapping[str, object] = decision
+    return {"decision": {k: fields[k] for k in stream.DECISION_FIELDS if k in fields}}
 
 
 async def _message_by_key(

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from backend.conversations.models import Message
+from common import stream
 
-TOOL_CARDS = frozenset({"tool_start", "tool_end", "tool_error", "confirm_required"})
 CYRILLIC = re.compile("[\u0400-\u04ff]")
 
 
@@ -25,16 +25,15 @@ class Turn:
 
 
 def is_decision(message: Message) -> bool:
-    return message.role == "user" and (message.meta or {}).get("type") == "decision"
+    return stream.decision_of(message.role, message.meta) is not None
 
 
 def tools_of(metadata: dict[str, Any]) -> list[str]:
     """The tools of one assistant row's cards, in order, each once."""
     seen: dict[str, None] = {}
-    for part in metadata.get("parts") or []:
-        meta = (part.get("metadata") or {}) if isinstance(part, dict) else {}
-        if meta.get("type") in TOOL_CARDS and isinstance(meta.get("tool"), str):
-            seen.setdefault(meta["tool"], None)
+    for part in stream.parts_of(metadata):
+        if card := stream.tool_card(part["metadata"]):
+            seen.setdefault(card["tool"], None)
     return list(seen)
 
 

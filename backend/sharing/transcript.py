@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from backend.conversations.models import Conversation, Message
+from common import stream
 
 MAX_BLOCK_CHARS = 4000  # a tool's input or output in the transcript; the JSON export has all
 FENCE = "```"
@@ -20,58 +21,78 @@ def _json_block(value: Any) -> str:
     return f"{FENCE}json\n{text.replace(FENCE, '` ` `')}\n{FENCE}"
 
 
-def _tool(meta: dict[str, Any]) -> str:
-    status = {"tool_start": "not finished", "tool_end": "done", "tool_error": "failed"}
+STATUS = {stream.TOOL_START: "not finished", stream.TOOL_END: "done", stream.TOOL_ERROR: "failed"}
+
+
+def _tool(meta: stream.ToolStart | stream.ToolEnd | stream.ToolError) -> str:
     lines = [
         f"### Tool: {meta.get('title') or meta.get('tool')} (`{meta.get('tool')}`, "
-        f"{status.get(str(meta.get('type')), '')})",
+        f"{STATUS.get(meta['type'], '')})",
         "",
         "Input:",
         "",
         _json_block(meta.get("input") or {}),
     ]
-    if meta.get("type") == "tool_end":
+    if meta["type"] == stream.TOOL_END:
         lines += ["", "Output:", "", _json_block(meta.get("output"))]
-    if meta.get("type") == "tool_error":
+    if meta["type"] == stream.TOOL_ERROR:
         error = meta.get("error") or {}
         lines += ["", f"Error `{error.get('code')}`: {error.get('message')}"]
     return "\n".join(lines)
 
 
-def _part(part: dict[str, Any]) -> str:
-    meta = part.get("metadata") or {}
-    kind = meta.get("type")
-    content = str(part.get("content") or "")
-    if kind is None:
+def _confirmation(meta: stream.ConfirmRequired, content: str) -> str:
+    return "\n".join(
+        [
+            f"### Confirmation asked: {meta.get('description') or content}",
+            "",
+            f"Tool `{meta.get('tool')}` with:",
+            "",
+            _json_block(meta.get("args") or {}),
+        ]
+    )
+
+
+def _part(part: stream.Part) -> str:
+    meta, content = stream.shape_of(part["metadata"]), part["content"]
+    if meta is None:  # answer text (or a shape this export does not know)
         return content
-    if kind in ("tool_start", "tool_end", "tool_error"):
-        return _tool(meta)
-    if kind == "confirm_required":
-        return "\n".join(
-            [
-                f"### Confirmation asked: {meta.get('description') or content}",
-                "",
-                f"Tool `{meta.get('tool')}` with:",
-                "",
-                _json_block(meta.get("args") or {}),
-            ]
+    if meta["type"] in stream.TOOL_CALLS:
+        return _tool(meta)  # type: ignore[arg-type]
+    if meta["type"] == stream.CONFIRM_REQUIRED:
+        return _confirmation(meta, content)
+    if meta["type"] in (stream.ERROR, stream.NOTICE):
+        return (
+            f"> **{meta['type'].title()} `{meta.get('code')}`**: {meta.get('message') or content}"
         )
-    if kind in ("error", "notice"):
-        return f"> **{kind.title()} `{meta.get('code')}`**: {meta.get('message') or content}"
-    if kind == "workflow_step":
+    if meta["type"] == stream.WORKFLOW_STEP:
         return f"### Workflow step {meta.get('name')}: {meta.get('status')}"
-    if kind == "diagnosis":
-        return f"### Diagnosis: {meta.get('outcome')}\n\n{content}".rstrip()
-    return content
+    return f"### Diagnosis: {meta.get('outcome')}\n\n{content}".rstrip()
 
 
-def _decision(message: Message) -> str:
-    meta = message.meta or {}
-    lines = [f"### Decision: {message.content}"]
-    if meta.get("edited"):
-        lines += ["", "The model proposed:", "", _json_block(meta.get("model_args") or {})]
-        lines += ["", "What ran:", "", _json_block(meta.get("args") or {})]
+def _decision(content: str, decision: stream.Decision) -> str:
+    lines = [f"### Decision: {content}"]
+    if decision.get("edited"):
+        lines += ["", "The model proposed:", "", _json_block(decision.get("model_args") or {})]
+        lines += ["", "What ran:", "", _json_block(decision.get("args") or {})]
     return "\n".join(lines)
+
+
+def _question(content: str, question: stream.Question) -> list[str]:
+    out = ["", "## You", "", content]
+    names = [a.get("name") for a in stream.attachments_of(question)]
+    if names:
+        out += ["", "Attached: " + ", ".join(f"`{n}`" for n in names)]
+    return out
+
+
+def _answer(row: Message) -> list[str]:
+    out = ["", "## Assistant"]
+    text_only: stream.Part = {"role": "assistant", "content": row.content, "metadata": {}}
+    for part in stream.parts_of(row.meta) or [text_only]:
+        if text := _part(part):
+            out += ["", text]
+    return out
 
 
 def markdown(conversation: Conversation, rows: list[Message], *, exported_at: datetime) -> str:
@@ -82,19 +103,12 @@ def markdown(conversation: Conversation, rows: list[Message], *, exported_at: da
         f"_Created {conversation.created_at.isoformat()}, exported {exported_at.isoformat()}._",
     ]
     for row in rows:
-        meta = row.meta or {}
-        if row.role == "user" and meta.get("type") == "decision":
-            out += ["", _decision(row)]
-        elif row.role == "user":
-            out += ["", "## You", "", row.content]
-            names = [a.get("name") for a in meta.get("attachments") or [] if isinstance(a, dict)]
-            if names:
-                out += ["", "Attached: " + ", ".join(f"`{n}`" for n in names)]
+        if decision := stream.decision_of(row.role, row.meta):
+            out += ["", _decision(row.content, decision)]
+        elif (question := stream.question_of(row.role, row.meta)) is not None:
+            out += _question(row.content, question)
         elif row.role == "assistant":
-            out += ["", "## Assistant"]
-            for part in meta.get("parts") or [{"content": row.content, "metadata": {}}]:
-                if isinstance(part, dict) and (text := _part(part)):
-                    out += ["", text]
+            out += _answer(row)
     return "\n".join(out) + "\n"
 
 

@@ -6,45 +6,18 @@ The backend validates every file with it at start-up and serves the result at
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from backend.workflows import templates
+from common.tools import ARGUMENT_NAMES, TOOL_NAMES
 
-# The agent's tools and their arguments (CONTRACT.md, "Tools": names and arguments are fixed).
-TOOL_ARGUMENTS: dict[str, frozenset[str]] = {
-    "search_dashboards": frozenset({"query", "status"}),
-    "get_dashboard": frozenset({"dashboard_id"}),
-    "dashboard_health": frozenset({"dashboard_id"}),
-    "create_branch": frozenset({"dashboard_id", "name"}),
-    "commit_changes": frozenset({"branch_id", "message", "changes"}),
-    "deploy_dashboard": frozenset({"dashboard_id", "ref", "environment"}),
-    "execute_migration": frozenset({"datasource", "migration_id"}),
-    "list_tables": frozenset({"datasource"}),
-    "get_table_schema": frozenset({"table_ref"}),
-    "execute_sql": frozenset({"datasource", "query"}),
-    "list_files": frozenset({"prefix"}),
-    "read_file": frozenset({"key"}),
-    "lookup_knowledge": frozenset({"query"}),
-    "query_logs": frozenset({"query", "level", "since", "until", "dashboard_id"}),
-}
-ToolName = Literal[
-    "search_dashboards",
-    "get_dashboard",
-    "dashboard_health",
-    "create_branch",
-    "commit_changes",
-    "deploy_dashboard",
-    "execute_migration",
-    "list_tables",
-    "get_table_schema",
-    "execute_sql",
-    "list_files",
-    "read_file",
-    "lookup_knowledge",
-    "query_logs",
-]
+# The agent's tools and their arguments, from the catalogue both processes share (CONTRACT.md,
+# "Tools": names and arguments are fixed).
+TOOL_ARGUMENTS: Mapping[str, frozenset[str]] = ARGUMENT_NAMES
+ToolName = Literal[TOOL_NAMES]  # type: ignore[valid-type]
 MAX_STEPS = 20
 MAX_TEMPLATE_CHARS = 20_000
 

@@ -1,8 +1,7 @@
-"""The tool registry is the one list of the agent's tools: every other list of them (the
-backend's workflow steps, both frontend dictionaries, the generated browser list, the confirm
-set, the card titles) is derived from it or pinned to it here, so a tool added in one place
-only fails a test. agent/ may not import backend/ and the browser cannot import Python, so
-those keep copies that these tests compare."""
+"""The tool catalogue (common/tools.py) is the one list of the agent's tools: the registry
+builds each over the catalogue's argument schema, and every other list of them (the backend's
+workflow steps, the generated browser list and card headings, the confirm set, the card titles)
+is derived from it or pinned to it here, so a tool added in one place only fails a test."""
 
 from __future__ import annotations
 
@@ -27,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DICTIONARIES = {
     lang: ROOT / "frontend" / "src" / "lib" / "i18n" / f"{lang}.ts" for lang in ("en", "ru")
 }
+GENERATED = ROOT / "frontend" / "src" / "lib" / "codes.ts"
 TOOL_TITLE = re.compile(r'^\s*"toolTitle\.(\w+)\.(running|settled)":\s*"((?:[^"\\]|\\.)*)"', re.M)
 
 
@@ -46,8 +46,11 @@ def _arguments(tool: BaseTool) -> frozenset[str]:
 
 
 def _titles(lang: str) -> dict[tuple[str, str], str]:
-    text = DICTIONARIES[lang].read_text(encoding="utf-8")
-    return {(tool, phase): words for tool, phase, words in TOOL_TITLE.findall(text)}
+    """The card headings the browser's dictionary in `lang` spreads from the generated list."""
+    generated = GENERATED.read_text(encoding="utf-8")
+    block = generated.split(f"export const TOOL_TITLES_{lang.upper()} = {{", 1)[1]
+    block = block.split("} as const;", 1)[0]
+    return {(tool, phase): words for tool, phase, words in TOOL_TITLE.findall(block)}
 
 
 def test_every_catalogued_tool_is_built_once_in_the_catalogues_order(
@@ -78,6 +81,13 @@ def test_the_confirm_set_and_the_write_set_come_from_the_catalogue() -> None:
     assert set(names.DIAGNOSIS_TOOLS) <= set(names.TOOL_NAMES)
 
 
+def test_each_tool_is_built_over_the_catalogues_argument_schema(
+    built: dict[str, BaseTool],
+) -> None:
+    for name, tool in built.items():
+        assert tool.args_schema is names.TOOLS[name].arguments, name
+
+
 def test_the_backends_workflow_step_tools_and_arguments_are_the_agents(
     built: dict[str, BaseTool],
 ) -> None:
@@ -88,6 +98,9 @@ def test_the_backends_workflow_step_tools_and_arguments_are_the_agents(
 
 @pytest.mark.parametrize("lang", ["en", "ru"])
 def test_each_frontend_dictionary_heads_every_tool_card_and_no_other(lang: str) -> None:
+    dictionary = DICTIONARIES[lang].read_text(encoding="utf-8")
+    assert f"...TOOL_TITLES_{lang.upper()}," in dictionary
+    assert not TOOL_TITLE.findall(dictionary), "tool headings are generated (make api-types)"
     titles = _titles(lang)
     assert {tool for tool, _ in titles} == set(names.TOOL_NAMES), DICTIONARIES[lang]
     for tool in names.TOOL_NAMES:

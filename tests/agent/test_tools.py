@@ -309,11 +309,12 @@ def _shape(model: type) -> dict[str, object]:
 
 @pytest.mark.parametrize("name", ["Chart", "ChartPatch", "AddChart", "UpdateChart", "RemoveChart"])
 def test_the_tools_commit_schema_is_the_backends_definition_schema(name: str) -> None:
-    """agent/ may not import backend/, so the tool keeps a copy; this pins the two together."""
-    from agent.tools import changes
+    """The tool's argument models (common/tool_arguments.py) mirror the backend's commit schema;
+    this pins the two together."""
     from backend.dashboards import definition
+    from common import tool_arguments
 
-    assert _shape(getattr(changes, name)) == _shape(getattr(definition, name))
+    assert _shape(getattr(tool_arguments, name)) == _shape(getattr(definition, name))
 
 
 async def test_a_refused_service_token_is_renewed_and_the_write_runs_once(

@@ -1,67 +1,87 @@
-"""A stream code is spelled once: as a member of agent.errors.Code. Outside agent/demo/ (the
-offline model's scripts) no other agent module writes one as a string literal, so a renamed or
-new code cannot drift between modules."""
+"""A code is spelled once, as a member of the one list both processes share (common/codes.py
+`Code`). Outside agent/demo/ (the offline model's scripts) no agent module and no backend module
+writes one as a string literal, so a renamed or new code cannot drift between modules or
+processes; every code the backend names is one it is known to write (`BACKEND`), and every code
+the agent reads from the backend is one of those."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-from agent.errors import Code
+from common.codes import BACKEND, Code
 
-AGENT = Path(__file__).resolve().parents[3] / "agent"
-ALLOWED = {"errors.py"}
+ROOT = Path(__file__).resolve().parents[3]
+AGENT = ROOT / "agent"
+BACKEND_DIR = ROOT / "backend"
+COMMON = ROOT / "common"
+CODES = {c.value for c in Code}
 
 
 def _literals(path: Path) -> set[str]:
-    codes = {c.value for c in Code}
     tree = ast.parse(path.read_text(), filename=str(path))
     return {
         node.value
         for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in codes
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in CODES
     }
 
 
-def test_no_agent_module_but_errors_spells_a_stream_code() -> None:
-    spelled = {
-        str(path.relative_to(AGENT)): sorted(found)
-        for path in sorted(AGENT.rglob("*.py"))
-        if path.relative_to(AGENT).parts[0] != "demo"
-        and str(path.relative_to(AGENT)) not in ALLOWED
+def _spelled(package: Path, allowed: set[str]) -> dict[str, list[str]]:
+    return {
+        str(path.relative_to(package)): sorted(found)
+        for path in sorted(package.rglob("*.py"))
+        if path.relative_to(package).parts[0] != "demo"
+        and str(path.relative_to(package)) not in allowed
         and (found := _literals(path))
     }
-    assert spelled == {}
+
+
+def test_no_agent_module_spells_a_code() -> None:
+    assert _spelled(AGENT, set()) == {}
+
+
+def test_no_backend_module_spells_a_code() -> None:
+    assert _spelled(BACKEND_DIR, set()) == {}
+
+
+def test_only_the_list_itself_spells_a_code_on_the_ground_floor() -> None:
+    assert _spelled(COMMON, {"codes.py"}) == {}
 
 
 def test_the_scan_sees_a_literal() -> None:
-    assert _literals(AGENT / "errors.py") >= {"CONVERSATION_BUSY", "TOKEN_EXPIRED"}
+    assert _literals(COMMON / "codes.py") >= {"CONVERSATION_BUSY", "TOKEN_EXPIRED"}
 
 
-# The backend's side: one enumeration (backend/codes.py), spelled as literals in at most two
-# modules, and every code the agent reads from an error envelope is one of its members.
-BACKEND = AGENT.parent / "backend"
-BACKEND_ALLOWED = {"codes.py"}
+def _named_in(package: Path) -> set[str]:
+    """Every `Code.X` a package's modules name."""
+    named = set()
+    for path in package.rglob("*.py"):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        named |= {
+            node.attr
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "Code"
+        }
+    return named
+
+
+def test_every_code_the_backend_names_is_one_it_writes() -> None:
+    named = _named_in(BACKEND_DIR)
+    assert named, "the scan found no Code.X in backend/"
+    assert named - {c.name for c in BACKEND} == set()
 
 
 def test_every_backend_code_the_agent_reads_is_one_the_backend_writes() -> None:
     from agent.errors import BACKEND_CODES
+
+    assert not BACKEND_CODES - BACKEND
+
+
+def test_the_processes_views_are_the_one_list() -> None:
+    from agent.errors import Code as AgentCode
     from backend.codes import Code as BackendCode
 
-    assert BACKEND_CODES - {c.value for c in BackendCode} == set()
-
-
-def test_at_most_two_backend_modules_spell_an_error_code() -> None:
-    from backend.codes import Code as BackendCode
-
-    codes = {c.value for c in BackendCode}
-    spelled = set()
-    for path in sorted(BACKEND.rglob("*.py")):
-        tree = ast.parse(path.read_text(), filename=str(path))
-        if any(
-            isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in codes
-            for node in ast.walk(tree)
-        ):
-            spelled.add(str(path.relative_to(BACKEND)))
-    assert spelled <= BACKEND_ALLOWED | {"errors.py"}
-    assert len(spelled) <= 2
+    assert AgentCode is BackendCode is Code

@@ -3564,7 +3564,7 @@ export interface components {
              * Tool
              * @enum {string}
              */
-            tool: "search_dashboards" | "get_dashboard" | "dashboard_health" | "create_branch" | "commit_changes" | "deploy_dashboard" | "execute_migration" | "list_tables" | "get_table_schema" | "execute_sql" | "list_files" | "read_file" | "lookup_knowledge" | "query_logs";
+            tool: "search_dashboards" | "get_dashboard" | "dashboard_health" | "create_branch" | "commit_changes" | "deploy_dashboard" | "list_tables" | "get_table_schema" | "execute_sql" | "execute_migration" | "list_files" | "read_file" | "lookup_knowledge" | "query_logs";
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}

@@ -1,5 +1,7 @@
 // English UI strings. Every string the interface shows comes from here or ru.ts (FR-025).
 
+import { TOOL_TITLES_EN } from "../codes";
+
 export const en = {
   "app.name": "BI Studio",
   "app.tagline": "Dashboards and their assistant",
@@ -91,34 +93,7 @@ export const en = {
   "tool.error": "Error",
   "tool.show": "Show details",
   "tool.hide": "Hide details",
-  "toolTitle.search_dashboards.running": "Searching dashboards",
-  "toolTitle.search_dashboards.settled": "Dashboard search",
-  "toolTitle.get_dashboard.running": "Reading the dashboard",
-  "toolTitle.get_dashboard.settled": "Dashboard details",
-  "toolTitle.dashboard_health.running": "Checking dashboard health",
-  "toolTitle.dashboard_health.settled": "Dashboard health",
-  "toolTitle.create_branch.running": "Creating a branch",
-  "toolTitle.create_branch.settled": "New branch",
-  "toolTitle.commit_changes.running": "Committing changes",
-  "toolTitle.commit_changes.settled": "Commit",
-  "toolTitle.deploy_dashboard.running": "Deploying the dashboard",
-  "toolTitle.deploy_dashboard.settled": "Deployment",
-  "toolTitle.execute_migration.running": "Applying the migration",
-  "toolTitle.execute_migration.settled": "Migration",
-  "toolTitle.list_tables.running": "Listing tables",
-  "toolTitle.list_tables.settled": "Tables",
-  "toolTitle.get_table_schema.running": "Reading the table schema",
-  "toolTitle.get_table_schema.settled": "Table schema",
-  "toolTitle.execute_sql.running": "Running a read-only query",
-  "toolTitle.execute_sql.settled": "Read-only query",
-  "toolTitle.list_files.running": "Listing files",
-  "toolTitle.list_files.settled": "Files",
-  "toolTitle.read_file.running": "Reading a file",
-  "toolTitle.read_file.settled": "File contents",
-  "toolTitle.lookup_knowledge.running": "Searching the knowledge base",
-  "toolTitle.lookup_knowledge.settled": "Knowledge base",
-  "toolTitle.query_logs.running": "Searching the logs",
-  "toolTitle.query_logs.settled": "Logs",
+  ...TOOL_TITLES_EN,
 
   "confirm.title": "Confirmation required",
   "confirm.tool": "Action",

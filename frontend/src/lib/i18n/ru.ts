@@ -1,5 +1,6 @@
 // Русские строки интерфейса: те же ключи, что и в en.ts (FR-025).
 
+import { TOOL_TITLES_RU } from "../codes";
 import type { MessageKey } from "./en";
 
 export const ru: Record<MessageKey, string> = {
@@ -93,34 +94,7 @@ export const ru: Record<MessageKey, string> = {
   "tool.error": "Ошибка",
   "tool.show": "Показать подробности",
   "tool.hide": "Скрыть подробности",
-  "toolTitle.search_dashboards.running": "Ищу дашборды",
-  "toolTitle.search_dashboards.settled": "Поиск дашбордов",
-  "toolTitle.get_dashboard.running": "Читаю дашборд",
-  "toolTitle.get_dashboard.settled": "Сведения о дашборде",
-  "toolTitle.dashboard_health.running": "Проверяю состояние дашборда",
-  "toolTitle.dashboard_health.settled": "Состояние дашборда",
-  "toolTitle.create_branch.running": "Создаю ветку",
-  "toolTitle.create_branch.settled": "Новая ветка",
-  "toolTitle.commit_changes.running": "Фиксирую изменения",
-  "toolTitle.commit_changes.settled": "Коммит",
-  "toolTitle.deploy_dashboard.running": "Развёртываю дашборд",
-  "toolTitle.deploy_dashboard.settled": "Развёртывание",
-  "toolTitle.execute_migration.running": "Применяю миграцию",
-  "toolTitle.execute_migration.settled": "Миграция",
-  "toolTitle.list_tables.running": "Получаю список таблиц",
-  "toolTitle.list_tables.settled": "Таблицы",
-  "toolTitle.get_table_schema.running": "Читаю схему таблицы",
-  "toolTitle.get_table_schema.settled": "Схема таблицы",
-  "toolTitle.execute_sql.running": "Выполняю запрос на чтение",
-  "toolTitle.execute_sql.settled": "Запрос на чтение",
-  "toolTitle.list_files.running": "Получаю список файлов",
-  "toolTitle.list_files.settled": "Файлы",
-  "toolTitle.read_file.running": "Читаю файл",
-  "toolTitle.read_file.settled": "Содержимое файла",
-  "toolTitle.lookup_knowledge.running": "Ищу в базе знаний",
-  "toolTitle.lookup_knowledge.settled": "База знаний",
-  "toolTitle.query_logs.running": "Ищу в журналах",
-  "toolTitle.query_logs.settled": "Журналы",
+  ...TOOL_TITLES_RU,
 
   "confirm.title": "Требуется подтверждение",
   "confirm.tool": "Действие",

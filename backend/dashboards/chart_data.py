@@ -141,4 +141,5 @@ async def _superset_rows(
         row_count=len(run.rows),
         truncated=(run.row_count or 0) > len(run.rows),
         elapsed_ms=run.elapsed_ms,
+        temporal=list(run.temporal),
     )

@@ -41,7 +41,8 @@ async def _listing(staging: SupersetClient) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     page = 0
     while True:
-        q = f"(page:{page},page_size:{PAGE_SIZE})"
+        # Oldest first: on a new platform its ids and versions follow Superset's own order.
+        q = f"(order_column:id,order_direction:asc,page:{page},page_size:{PAGE_SIZE})"
         body = await staging.json("GET", "/api/v1/dashboard/", params={"q": q})
         result = body.get("result") or []
         items.extend(result)

@@ -456,6 +456,16 @@ export const en = {
   "feedbackAdmin.failed": "The feedback could not be loaded.",
   "feedbackAdmin.more": "Show more",
   "feedbackAdmin.noTools": "none",
+  "deploy.summary": "Deploy “{title}” version {version} {from} to {to}.",
+  "deploy.fromMain": "(main, what staging serves) from staging",
+  "deploy.fromBranch": "from branch “{branch}”",
+  "deploy.fromVersion": "(a saved version)",
+  "deploy.failingTitle": "Version {version} fails validation.",
+  "deploy.failingBody": "The deploy will be refused until its charts are fixed.",
+  "deploy.failingCharts": "Failing charts: {charts}",
+  "chat.more": "More actions",
+  "bi.supersetDashboard": "Superset dashboard",
+  "bi.supersetCharts": "Superset dashboard. Charts: {charts}",
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -28,11 +28,16 @@ VOCABULARY = re.compile(
     "|".join((INTENT, routes.ENVIRONMENT, routes.PROBLEMS, r"dash|дашборд|панел")), re.I
 )
 STOP = frozenset(
-    """a an the is are was be what what's whats which with to in on of for from at by please me my
-    our can could you how does do did not doesn't isn't it this that and then now again tell
-    give check go get let us into as up run working work works
+    re.findall(
+        r"\S+",
+        """
+    a an the is are was be what what's whats which with to in on of for from at by please me
+    my our can could you how does do did not doesn't isn't it this that and then now again
+    tell give check go get let us into as up run working work works
     почему что с со в во на к ко по для мне пожалуйста не так ли как это этот эта и а затем
-    потом у из ну же он она оно работает""".split()
+    потом у из ну же он она оно работает
+        """,
+    )
 )
 MAX_WORDS = 8
 # A branch's or version's own name ("named fix-q3", "branch hotfix") is no part of a title.

@@ -41,13 +41,14 @@ async def _listing(staging: SupersetClient) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     page = 0
     while True:
-        # Oldest first: on a new platform its ids and versions follow Superset's own order.
-        q = f"(order_column:id,order_direction:asc,page:{page},page_size:{PAGE_SIZE})"
+        q = f"(page:{page},page_size:{PAGE_SIZE})"
         body = await staging.json("GET", "/api/v1/dashboard/", params={"q": q})
         result = body.get("result") or []
         items.extend(result)
         if len(result) < PAGE_SIZE:
-            return items
+            # Oldest first (Superset lists the last changed first and cannot order by id): on a
+            # new platform its ids and versions follow Superset's own order.
+            return sorted(items, key=lambda item: int(item["id"]))
         page += 1
 
 

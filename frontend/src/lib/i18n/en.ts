@@ -464,6 +464,9 @@ export const en = {
   "deploy.failingBody": "The deploy will be refused until its charts are fixed.",
   "deploy.failingCharts": "Failing charts: {charts}",
   "chat.more": "More actions",
+  "toolRefusal.VALIDATION_FAILED": "Refused: this version fails validation, so it was not deployed.",
+  "toolRefusal.FORBIDDEN": "Refused: your role does not allow this.",
+  "toolRefusal.SUPERSET_NO_DATABASE": "Refused: the target Superset has no database of that name.",
   "bi.supersetDashboard": "Superset dashboard",
   "bi.supersetCharts": "Superset dashboard. Charts: {charts}",
 } as const;

@@ -466,6 +466,9 @@ export const ru: Record<MessageKey, string> = {
   "deploy.failingBody": "Развёртывание будет отклонено, пока её графики не исправлены.",
   "deploy.failingCharts": "Графики с ошибкой: {charts}",
   "chat.more": "Другие действия",
+  "toolRefusal.VALIDATION_FAILED": "Отклонено: эта версия не проходит проверку, поэтому не развёрнута.",
+  "toolRefusal.FORBIDDEN": "Отклонено: ваша роль этого не позволяет.",
+  "toolRefusal.SUPERSET_NO_DATABASE": "Отклонено: в целевом Superset нет базы данных с таким именем.",
   "bi.supersetDashboard": "Дашборд Superset",
   "bi.supersetCharts": "Дашборд Superset. Графики: {charts}",
 };

@@ -303,3 +303,18 @@ def test_on_a_phone_every_header_action_is_in_its_menu(
     assert horizontal_overflow(page) <= 0
     screenshot(page, f"walk-phone-header-{lang}")
     context.close()
+
+
+def test_a_first_sync_makes_one_version_and_the_ids_follow_supersets_order(
+    ss_api: httpx.Client,
+    ss_as: dict[str, dict[str, str]],
+    synced: dict[str, int],
+    superset_stack: Stack,
+) -> None:
+    """Superset lists the last changed dashboard first; the platform numbers them oldest first,
+    so on a new platform its ids follow Superset's."""
+    assert superset_stack.staging_ids[GOOD.slug] < superset_stack.staging_ids[BROKEN.slug]
+    assert synced[GOOD.title] < synced[BROKEN.title]
+    broken = ss_api.get(f"/api/dashboards/{synced[BROKEN.title]}", headers=ss_as["viewer"]).json()
+    assert broken["main"]["parent_version_id"] is None  # one version: the first sync's
+    assert broken["environments"]["staging"]["version_id"] == broken["main_version_id"]

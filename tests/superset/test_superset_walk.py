@@ -248,6 +248,12 @@ def test_deploys_by_name_a_card_in_words_that_warns_before_confirm(
     context.close()
 
 
+# What sticks out on the right (for an overflow's message).
+WIDEST = """[...document.querySelectorAll('body *')]
+  .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
+  .slice(-5).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)
+    + ' ' + (e.textContent || '').slice(0, 40))"""
+
 MENU = {
     "en": ["Share", "Export", "Archive", "+ New conversation"],
     "ru": ["Поделиться", "Экспорт", "В архив", "+ Новый диалог"],
@@ -300,7 +306,7 @@ def test_on_a_phone_every_header_action_is_in_its_menu(
     page.get_by_test_id("menu-new").click()
     expect(page.get_by_test_id("composer")).to_be_editable()
     expect(page.get_by_test_id("restore-current")).to_have_count(0)
-    assert horizontal_overflow(page) <= 0
+    assert horizontal_overflow(page) <= 0, page.evaluate(WIDEST)
     screenshot(page, f"walk-phone-header-{lang}")
     context.close()
 

@@ -214,6 +214,8 @@ def test_deploys_by_name_a_card_in_words_that_warns_before_confirm(
     _sign_in(page, "admin")
     page.goto("/")
     _open_drawer(page)
+    head = page.locator(".thread-head")  # the drawer's header fits it, in Russian too
+    assert head.evaluate("e => e.scrollWidth <= e.clientWidth"), page.evaluate(WIDEST)
     # A version that passes: the card says what will happen, without a warning; it lands.
     _ask(
         page,
@@ -251,8 +253,8 @@ def test_deploys_by_name_a_card_in_words_that_warns_before_confirm(
 # What sticks out on the right (for an overflow's message).
 WIDEST = """[...document.querySelectorAll('body *')]
   .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
-  .slice(-5).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)
-    + ' ' + (e.textContent || '').slice(0, 40))"""
+  .slice(-5).map(e => e.tagName + '.' + e.className + ' '
+    + Math.round(e.getBoundingClientRect().right) + ' ' + (e.textContent || '').slice(0, 40))"""
 
 MENU = {
     "en": ["Share", "Export", "Archive", "+ New conversation"],

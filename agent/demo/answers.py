@@ -16,26 +16,42 @@ HELP = {
         "I am the built-in offline demo model (no LLM is configured), so I understand a few "
         "kinds of requests:\n"
         '- find dashboards: "show dashboards with validation problems"\n'
-        '- one dashboard: "dashboard 42", "why is dashboard 17 failing?"\n'
+        '- one dashboard, by its title or the page open beside me: "{one}", '
+        '"why is {two} failing?", "why is this failing?"\n'
         '- changes: "create a branch for it", "commit to the branch", '
-        '"deploy dashboard 42 to production" (asks for confirmation)\n'
-        '- data: "list tables in sample", "columns of sample.orders", '
-        '"sql: select ... from ...", "apply migration 20261101_inventory_snapshots on sample"\n'
-        '- files, logs, knowledge: "list files", "read file exports/sales_2026_10.csv", '
-        '"show error logs", "how do I deploy a dashboard?"'
+        '"deploy {one} to production" (asks for confirmation)\n'
+        '- data: "list tables", "columns of <datasource>.<table>", '
+        '"sql: select ... from ...", "apply migration <id> on <datasource>"\n'
+        '- files, logs, knowledge: "list files", "show error logs", '
+        '"how do I deploy a dashboard?"'
     ),
     "ru": (
         "Я встроенная офлайн-демо-модель (LLM не настроена) и понимаю несколько видов "
         "запросов:\n"
         "- поиск: «покажи дашборды с проблемами валидации»\n"
-        "- один дашборд: «дашборд 42», «почему дашборд 17 падает?»\n"
+        "- один дашборд, по названию или открытый рядом: «{one}», «почему {two} падает?», "
+        "«почему это падает?»\n"
         "- изменения: «создай ветку для него», «закоммить в ветку», "
-        "«задеплой дашборд 42 в прод» (с подтверждением)\n"
-        "- данные: «покажи таблицы в sample», «колонки sample.orders», "
-        "«sql: select ... from ...», «примени миграцию 20261101_inventory_snapshots к sample»\n"
+        "«задеплой {one} в прод» (с подтверждением)\n"
+        "- данные: «покажи таблицы», «колонки <источник>.<таблица>», "
+        "«sql: select ... from ...», «примени миграцию <id> к <источнику>»\n"
         "- файлы, логи, знания: «покажи файлы», «логи ошибок», «как задеплоить дашборд?»"
     ),
 }
+HELP_DASHBOARDS = {
+    "en": "\nDashboards here: {titles}.",
+    "ru": "\nДашборды здесь: {titles}.",
+}
+NO_TITLE = {"en": "dashboard <title>", "ru": "дашборд <название>"}
+STATUS_RU = {
+    "ok": "в порядке",
+    "warning": "предупреждение",
+    "failing": "ошибка",
+    "unknown": "не проверен",
+    "passed": "пройдена",
+    "failed": "не пройдена",
+}
+
 
 QUESTIONS = {
     "dashboard": (
@@ -73,8 +89,27 @@ QUESTIONS = {
 }
 
 
-def help_text(lang: str) -> str:
-    return LABEL + HELP[lang]
+def help_text(lang: str, dashboards: list[dict[str, Any]] | None = None) -> str:
+    """What the demo understands; the examples name dashboards that exist (when it was given
+    them: the help asks `search_dashboards` first), never ones that may not."""
+    titles = [str(d.get("title")) for d in dashboards or [] if d.get("title")]
+    one = titles[0] if titles else NO_TITLE[lang]
+    two = titles[1] if len(titles) > 1 else one
+    text = HELP[lang].format(one=one, two=two)
+    if titles:
+        text += HELP_DASHBOARDS[lang].format(titles=", ".join(titles[:MAX_LINES]))
+    return LABEL + text
+
+
+def status_word(status: Any, lang: str) -> str:
+    """A status as the person reads it: Russian words in a Russian answer."""
+    return STATUS_RU.get(str(status), str(status)) if lang == "ru" else str(status)
+
+
+def named(body: dict[str, Any], key: str = "id") -> str:
+    """How answers name a dashboard: its title, with the platform's id."""
+    title = body.get("title")
+    return f"{title} (id {body.get(key)})" if title else f"#{body.get(key)}"
 
 
 def question(topic: str, lang: str) -> str:
@@ -112,9 +147,7 @@ def _dashboards(body: dict[str, Any], lang: str) -> str:
         f"Найдено дашбордов: {body.get('total', len(items))}.",
     )
     return (
-        head
-        + "\n"
-        + _lines(items, lambda d: f"#{d.get('id')} {d.get('title')} — {d.get('status')}")
+        head + "\n" + _lines(items, lambda d: f"{named(d)} — {status_word(d.get('status'), lang)}")
     )
 
 
@@ -122,10 +155,11 @@ def _dashboard(body: dict[str, Any], lang: str) -> str:
     charts, branches = len(body.get("charts", [])), len(body.get("branches", []))
     return _t(
         lang,
-        f'Dashboard #{body.get("id")} "{body.get("title")}" (owner {body.get("owner")}): '
+        f'Dashboard "{body.get("title")}" (id {body.get("id")}, owner {body.get("owner")}): '
         f"status {body.get('status')}, {charts} chart(s), {branches} branch(es).",
-        f"Дашборд #{body.get('id')} «{body.get('title')}» (владелец {body.get('owner')}): "
-        f"статус {body.get('status')}, графиков: {charts}, веток: {branches}.",
+        f"Дашборд «{body.get('title')}» (id {body.get('id')}, владелец {body.get('owner')}): "
+        f"статус: {status_word(body.get('status'), lang)}, графиков: {charts}, "
+        f"веток: {branches}.",
     )
 
 
@@ -134,18 +168,24 @@ def _health(body: dict[str, Any], lang: str) -> str:
     bad = [c for c in run.get("charts", []) if c.get("status") != "ok"]
     head = _t(
         lang,
-        f"Dashboard #{body.get('dashboard_id')} is {body.get('status')}.",
-        f"Дашборд #{body.get('dashboard_id')}: статус {body.get('status')}.",
+        f"Dashboard {_health_name(body)} is {body.get('status')}.",
+        f"Дашборд {_health_name(body)}: статус: {status_word(body.get('status'), lang)}.",
     )
     if not bad:
         return head + " " + _t(lang, "No chart problems found.", "Проблем в графиках нет.")
     lines = _lines(
         bad,
         lambda c: (
-            f"{c.get('chart_title') or c.get('chart_key')}: {c.get('status')} — {c.get('message')}"
+            f"{c.get('chart_title') or c.get('chart_key')}: "
+            f"{status_word(c.get('status'), lang)} — {c.get('message')}"
         ),
     )
     return head + " " + _t(lang, "Problem charts:", "Проблемные графики:") + "\n" + lines
+
+
+def _health_name(body: dict[str, Any]) -> str:
+    title = body.get("dashboard_title") or body.get("title")
+    return f"{title} (id {body.get('dashboard_id')})" if title else f"#{body.get('dashboard_id')}"
 
 
 def _branch(body: dict[str, Any], lang: str) -> str:
@@ -176,7 +216,7 @@ def _deploy(body: dict[str, Any], lang: str) -> str:
         f"{body.get('environment')}: version {body.get('version_id')}, validation {status}.",
         f"Дашборд #{body.get('dashboard_id')} ({body.get('ref')}) развёрнут в "
         f"{body.get('environment')}: версия {body.get('version_id')}, "
-        f"проверка: {status}.",
+        f"проверка: {status_word(status, lang)}.",
     )
 
 
@@ -278,6 +318,31 @@ SUMMARIES: dict[str, Callable[[dict[str, Any], str], str]] = {
 }
 
 
+REFUSALS_RU = {
+    "VALIDATION_FAILED": "эта версия не проходит проверку, развёртывание отклонено",
+    "FORBIDDEN": "недостаточно прав для этого действия",
+    "NOT_FOUND": "не найдено",
+    "SUPERSET_NO_DATABASE": "в целевом Superset нет базы данных с таким именем",
+    "SUPERSET_UNAVAILABLE": "Superset не отвечает",
+    "BACKEND_UNAVAILABLE": "сервис недоступен",
+    "CONFLICT": "конфликт с текущим состоянием",
+}
+
+
+def _message(error: dict[str, Any], lang: str) -> str:
+    """A tool's refusal in the person's language: Russian words for the codes people meet."""
+    template = REFUSALS_RU.get(str(error.get("code"))) if lang == "ru" else None
+    if template is None:
+        return str(error.get("message", ""))
+    details = error.get("details") if isinstance(error.get("details"), dict) else {}
+    return template.format_map(_Lenient(details or {}))
+
+
+class _Lenient(dict[str, Any]):
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
 def summary(tool: str, content: str, *, failed: bool, lang: str) -> str:
     """One tool result in a sentence or a few lines (without the label)."""
     try:
@@ -295,7 +360,7 @@ def summary(tool: str, content: str, *, failed: bool, lang: str) -> str:
     if failed or body is None or (isinstance(body, dict) and "error" in body):
         error = body.get("error") if isinstance(body, dict) else None
         if isinstance(error, dict):
-            detail = f"{error.get('code', 'ERROR')}: {error.get('message', '')}"
+            detail = f"{error.get('code', 'ERROR')}: {_message(error, lang)}"
         else:
             detail = str(error or content)[:400]
         return _t(lang, f"{tool} failed ({detail}).", f"{tool} не выполнен ({detail}).")

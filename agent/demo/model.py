@@ -27,12 +27,13 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from agent.demo import answers, charts, diagnosis, workflow
+from agent.demo import answers, charts, diagnosis, names, workflow
 from agent.demo.plan import steps
 from agent.demo.request import Request, is_russian, remember, text_of
 from agent.demo.routes import Ask, Call, route
 from agent.hitl import result_text
 from agent.prompts import WORKFLOW_STEP_ID_PREFIX
+from agent.tools.names import SEARCH_DASHBOARDS
 
 CHUNK = re.compile(r"\S+\s*|\s+")
 DEMO_NOTE = "offline demo model"  # what the app's title and its start-up warning call it
@@ -114,15 +115,60 @@ class DemoChatModel(BaseChatModel):
         before = list(messages[:human])
         after = list(messages[human + 1 :]) if human is not None else list(messages)
         plan = steps(text, remember(before))
+        first = Request(raw=plan[0], text=plan[0].lower(), memory=remember(before))
+        routed = route(first)
+        lookup = names.lookup(first, routed) if len(plan) == 1 else None
+        if lookup is not None and not self._allowed(SEARCH_DASHBOARDS):
+            lookup = None
         if messages and isinstance(messages[-1], ToolMessage):
+            if lookup is not None and names.is_lookup(after, lookup):
+                return self._after_lookup(lookup, plan[0], before, after, text, lang)
+            if routed is None:  # the help's own search: name dashboards that exist
+                return AIMessage(content=answers.help_text(lang, names.found(after)))
             following = self._next_step(plan, before, after)
             return following or AIMessage(content=self._summarise(after, text, lang))
-        routed = route(Request(raw=plan[0], text=plan[0].lower(), memory=remember(before)))
+        if lookup is not None:
+            return _calling(lookup)
         if isinstance(routed, Ask):
             return AIMessage(content=answers.question(routed.topic, lang))
         if isinstance(routed, Call) and self._allowed(routed.name):
             return _calling(routed)
+        if routed is None and self._allowed(SEARCH_DASHBOARDS):
+            return _calling(Call(SEARCH_DASHBOARDS, {}))
         return AIMessage(content=answers.help_text(lang))
+
+    def _after_lookup(
+        self,
+        lookup: Call,
+        step: str,
+        before: list[BaseMessage],
+        after: list[BaseMessage],
+        text: str,
+        lang: str,
+    ) -> AIMessage:
+        """The dashboard the lookup found, acted on; once that is done, the answer."""
+        calls = [m for m in after if isinstance(m, AIMessage) and m.tool_calls]
+        found = after[1] if len(after) > 1 else after[-1]
+        chosen, items = names.match(found, text) if isinstance(found, ToolMessage) else (None, [])
+        if len(calls) > 1 and chosen is not None:  # the named dashboard's result is in
+            answer = self._summarise(after[2:], text, lang)
+            return AIMessage(content=answer.replace(f"#{chosen['id']}", names.named(chosen)))
+        if len(calls) > 1 or not isinstance(found, ToolMessage) or found.status == "error":
+            return AIMessage(content=self._summarise(after, text, lang))
+        if chosen is None:
+            words = str(lookup.args["query"])
+            return AIMessage(content=answers.LABEL + names.not_found(words, items, lang))
+        named = names.with_id(step, int(chosen["id"]))
+        routed = route(Request(raw=named, text=named.lower(), memory=remember(before)))
+        if isinstance(routed, Ask):
+            return AIMessage(content=answers.question(routed.topic, lang))
+        if (
+            isinstance(routed, Call)
+            and routed.name != SEARCH_DASHBOARDS
+            and self._allowed(routed.name)
+        ):
+            return _calling(routed)
+        return AIMessage(content=self._summarise(after, text, lang))
 
     def _next_step(
         self, plan: list[str], before: list[BaseMessage], after: list[BaseMessage]

@@ -41,8 +41,10 @@ DATASOURCE_AFTER = re.compile(
     r"\b(?:datasource|source|database|db|on|in|from|to|for|источник[а-яё]*|базе|базы|на|в|из|к)"
     r"\s+([a-z][\w-]{0,63})\b"
 )
+# "this" (on its own too) is what is on screen: the page in focus; "it" is the conversation's.
 THIS_DASHBOARD = (
-    r"\b(this|current|open) (dashboard|one)\b|\bhere\b|(этот|этого|этом|текущ[а-яё]*) дашборд|здесь"
+    r"\b(this|current|open) (dashboard|one)\b|\bhere\b|\bthis\b|\bэто\b"
+    r"|(этот|этого|этом|текущ[а-яё]*) дашборд|здесь"
 )
 NOT_DATASOURCES = {
     "the", "a", "an", "it", "its", "this", "that", "main", "production", "prod", "staging",

@@ -29,7 +29,7 @@ PROBLEMS = (
     r"|проблем|ошиб|слома|пада|валид|не так|красн"
 )
 HEALTH = PROBLEMS + r"|health|why|status|\bok\b|okay|здоров|почему|статус|состояни|порядк"
-PRONOUN = r"\b(it|its|this|that|него|нему|он|его|этот|этого|ним|нём|нем)\b"
+PRONOUN = r"\b(it|its|this|that|него|нему|он|его|этот|этого|это|эту|ним|нём|нем)\b"
 ABOUT = r"\bown|who\b|charts?\b|details|\bshow|\bopen|владел|графи|подробн|покажи|открой"
 # A verb that deploys; "deployments" or "deployed" in a question about logs does not.
 DEPLOY = r"(?<![a-z])(re)?deploy(?!ments?\b|s\b|ed\b)|деплой|задеплой|развер|выкат|опубликуй"

@@ -264,3 +264,8 @@ class ChartDataRead(BaseModel):
     row_count: int
     truncated: bool = Field(description="True when the row or byte cap cut the result")
     elapsed_ms: float
+    temporal: list[str] = Field(
+        default_factory=list,
+        description="The columns that hold points in time (Superset's `coltypes`: epoch "
+        "milliseconds), drawn as dates",
+    )

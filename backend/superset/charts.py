@@ -18,6 +18,7 @@ CONCURRENCY = 4
 ROW_LIMIT = 1000
 CHART_ERROR = Code.SUPERSET_CHART_ERROR
 CHART_MISSING = Code.SUPERSET_CHART_MISSING
+TEMPORAL = 2  # Superset's GenericDataType.TEMPORAL in a result's `coltypes`
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class ChartRun:
     code: str | None = None
     columns: tuple[str, ...] = ()
     rows: tuple[tuple[Any, ...], ...] = ()
+    temporal: tuple[str, ...] = ()
 
 
 async def chart_ids(superset: SupersetClient, dashboard_uuid: str) -> dict[str, int]:
@@ -68,9 +70,11 @@ async def run_chart(superset: SupersetClient, chart_id: int | None, title: str) 
     columns = tuple(str(c) for c in result.get("colnames") or [])
     data = result.get("data") or []
     rows = tuple(tuple(row.get(c) for c in columns) for row in data[:ROW_LIMIT])
+    types = result.get("coltypes") or []
+    temporal = tuple(c for c, kind in zip(columns, types, strict=False) if kind == TEMPORAL)
     if not rows:
         return ChartRun("warning", "The chart's query returned no rows", elapsed, 0, None, columns)
-    return ChartRun("ok", f"{len(data)} rows", elapsed, len(data), None, columns, rows)
+    return ChartRun("ok", f"{len(data)} rows", elapsed, len(data), None, columns, rows, temporal)
 
 
 async def run_charts(

@@ -77,6 +77,7 @@ class Superset:
             row_count=len(run.rows),
             truncated=(run.row_count or 0) > len(run.rows),
             elapsed_ms=run.elapsed_ms,
+            temporal=list(run.temporal),
         )
 
     async def deploy(

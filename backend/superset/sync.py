@@ -46,7 +46,9 @@ async def _listing(staging: SupersetClient) -> list[dict[str, Any]]:
         result = body.get("result") or []
         items.extend(result)
         if len(result) < PAGE_SIZE:
-            return items
+            # Oldest first (Superset lists the last changed first and cannot order by id): on a
+            # new platform its ids and versions follow Superset's own order.
+            return sorted(items, key=lambda item: int(item["id"]))
         page += 1
 
 

@@ -17,17 +17,22 @@ from agent.demo.model import DemoChatModel
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJlLXZhbHVl"
 
 
-def calls(recorder: CallRecorder, *conversations: list) -> None:
+def calls(recorder: CallRecorder, *conversations: list, model: DemoChatModel | None = None) -> None:
     async def run() -> None:
         for messages in conversations:
-            await DemoChatModel().ainvoke(messages, config={"callbacks": [recorder]})
+            await (model or DemoChatModel()).ainvoke(messages, config={"callbacks": [recorder]})
 
     asyncio.run(run())
 
 
 def test_a_long_message_is_cut_with_a_marker_saying_how_much():
     recorder = CallRecorder()
-    calls(recorder, [SystemMessage("s"), HumanMessage("x" * 20_000)])
+    # No tools bound: the unrouted message gets the help as text (not the help's search first).
+    calls(
+        recorder,
+        [SystemMessage("s"), HumanMessage("x" * 20_000)],
+        model=DemoChatModel(tool_names=()),
+    )
 
     (call,) = recorder.record(Scrubber([]))["calls"]
 

@@ -151,9 +151,15 @@ def test_a_missing_dashboard_gets_a_question_and_an_unknown_request_gets_help() 
     model = DemoChatModel()
     asked = model.invoke([HumanMessage("create a branch")])
     assert not asked.tool_calls and "Which dashboard" in str(asked.content)
-    helped = model.invoke([HumanMessage("привет")])
-    assert not helped.tool_calls
+    # Help names dashboards that exist: it asks the tools which first.
+    body = {"total": 1, "items": [{"id": 3, "title": "Revenue daily", "status": "ok"}]}
+    helped = answered([HumanMessage("привет")], "search_dashboards", body)[-1]
     assert str(helped.content).startswith("[demo model] Я встроенная офлайн-демо-модель")
+    assert "«задеплой Revenue daily в прод»" in str(helped.content)
+    assert "42" not in str(helped.content) and "sample" not in str(helped.content)
+    # With no tools bound (plain chat) the help is given at once, naming no dashboard.
+    plain = DemoChatModel(tool_names=()).invoke([HumanMessage("hello")])
+    assert not plain.tool_calls and "dashboard <title>" in str(plain.content)
 
 
 def test_tool_results_are_summarised_in_the_language_of_the_request() -> None:
@@ -167,10 +173,11 @@ def test_tool_results_are_summarised_in_the_language_of_the_request() -> None:
     english = answered([HumanMessage("dashboards with problems")], "search_dashboards", body)
     assert english[-1].content == (
         "[demo model] Found 2 dashboard(s):\n"
-        "- #17 Marketing funnel — failing\n- #23 Inventory health — failing"
+        "- Marketing funnel (id 17) — failing\n- Inventory health (id 23) — failing"
     )
     russian = answered([HumanMessage("дашборды с проблемами")], "search_dashboards", body)
     assert str(russian[-1].content).startswith("[demo model] Найдено дашбордов: 2.")
+    assert "- Marketing funnel (id 17) — ошибка" in str(russian[-1].content)  # status words too
     assert not english[-1].tool_calls and not russian[-1].tool_calls  # type: ignore[attr-defined]
 
 
@@ -191,8 +198,106 @@ def test_a_failed_tool_is_summarised_with_its_code_not_retried() -> None:
     )
 
 
-def test_text_streams_in_several_chunks_that_add_up_to_the_answer() -> None:
+DASHBOARDS = {
+    "total": 2,
+    "items": [
+        {"id": 2, "title": "Orders overview", "status": "failing"},
+        {"id": 3, "title": "Revenue daily", "status": "ok"},
+    ],
+}
+
+
+def _result(call: AIMessage, body: dict[str, Any], *, failed: bool = False) -> ToolMessage:
+    name = call.tool_calls[0]["name"]
+    status = "error" if failed else "success"
+    return ToolMessage(
+        json.dumps(body), tool_call_id=call.tool_calls[0]["id"], name=name, status=status
+    )
+
+
+@pytest.mark.parametrize(
+    ("prompt", "words", "tool", "args"),
+    [
+        (
+            "Why is Orders overview failing?",
+            "Orders overview",
+            "dashboard_health",
+            {"dashboard_id": 2},
+        ),
+        (
+            "Почему падает Orders overview?",
+            "Orders overview",
+            "dashboard_health",
+            {"dashboard_id": 2},
+        ),
+        (
+            "Deploy Revenue daily to production",
+            "Revenue daily",
+            "deploy_dashboard",
+            {"dashboard_id": 3, "ref": "main", "environment": "production"},
+        ),
+        (
+            "Задеплой Revenue daily в прод",
+            "Revenue daily",
+            "deploy_dashboard",
+            {"dashboard_id": 3, "ref": "main", "environment": "production"},
+        ),
+        (
+            "what charts are on the Revenue daily dashboard?",
+            "Revenue daily",
+            "get_dashboard",
+            {"dashboard_id": 3},
+        ),
+    ],
+)
+def test_a_dashboard_named_by_its_title_is_found_with_the_search_tool_then_acted_on(
+    prompt: str, words: str, tool: str, args: dict[str, Any]
+) -> None:
     model = DemoChatModel()
+    # A dashboard open beside the chat does not stand in for the one named.
+    system = SystemMessage("You are the assistant." + focus_note({"kind": "dashboard", "id": 9}))
+    messages: list[BaseMessage] = [system, HumanMessage(prompt)]
+    search = model.invoke(messages)
+    assert call_of(search) == ("search_dashboards", {"query": words})
+    messages += [search, _result(search, DASHBOARDS)]
+    acted = model.invoke(messages)
+    assert call_of(acted) == (tool, args)
+    found = args["dashboard_id"]
+    title = next(i["title"] for i in DASHBOARDS["items"] if i["id"] == found)
+    body = {"id": found, "dashboard_id": found, "title": title, "status": "ok", "latest_run": None}
+    answer = str(model.invoke([*messages, acted, _result(acted, body)]).content)
+    assert title in answer and f"(id {found}" in answer and "Found" not in answer
+
+
+def test_a_title_no_dashboard_has_is_said_in_the_persons_language() -> None:
+    model = DemoChatModel()
+    messages: list[BaseMessage] = [HumanMessage("Почему падает Churn radar?")]
+    search = model.invoke(messages)
+    assert call_of(search) == ("search_dashboards", {"query": "Churn radar"})
+    answer = model.invoke([*messages, search, _result(search, {"total": 0, "items": []})])
+    assert not answer.tool_calls and "Дашборда с названием «Churn radar» не нашлось" in str(
+        answer.content
+    )
+
+
+@pytest.mark.parametrize("prompt", ["why is this failing?", "почему это падает?"])
+def test_this_is_the_page_in_focus(prompt: str) -> None:
+    system = SystemMessage("You are the assistant." + focus_note({"kind": "dashboard", "id": 2}))
+    routed = DemoChatModel().invoke([system, HumanMessage(prompt)])
+    assert call_of(routed) == ("dashboard_health", {"dashboard_id": 2})
+
+
+def test_a_refused_deploy_is_told_in_russian_in_a_russian_answer() -> None:
+    model = DemoChatModel()
+    messages: list[BaseMessage] = [HumanMessage("задеплой дашборд 3 в прод")]
+    call = model.invoke(messages)
+    error = {"error": {"code": "VALIDATION_FAILED", "message": "Version 7 fails validation"}}
+    answer = str(model.invoke([*messages, call, _result(call, error, failed=True)]).content)
+    assert "не проходит проверку" in answer and "fails validation" not in answer
+
+
+def test_text_streams_in_several_chunks_that_add_up_to_the_answer() -> None:
+    model = DemoChatModel(tool_names=())
     chunks = [c for c in model.stream([HumanMessage("hello")]) if c.content]
     assert len(chunks) > 5
     assert "".join(str(c.content) for c in chunks) == model.invoke([HumanMessage("hello")]).content
@@ -237,7 +342,7 @@ async def test_inside_create_agent_the_demo_model_searches_the_real_backend_and_
     assert {17, 23} <= found
     answer = str(messages[-1].content)
     assert answer.startswith("[demo model] Найдено дашбордов")
-    assert "#17" in answer and "#23" in answer
+    assert "(id 17)" in answer and "(id 23)" in answer
 
 
 def test_a_rejected_confirmation_is_acknowledged_without_another_call() -> None:

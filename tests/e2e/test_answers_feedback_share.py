@@ -39,6 +39,16 @@ def sign_in(page: Page, username: str) -> None:
     page.get_by_test_id("user").wait_for(state="attached")
 
 
+def header_action(page: Page, name: str) -> None:
+    """Click a chat header action: beside the title, or in the header's menu on a phone."""
+    button = page.get_by_test_id(name)
+    if button.is_visible():
+        button.click()
+        return
+    page.get_by_test_id("chat-menu").click()
+    page.get_by_test_id(f"menu-{name}").click()
+
+
 def clean(page: Page) -> None:
     assert axe_findings(page) == []
     assert horizontal_overflow(page) <= 0
@@ -124,14 +134,14 @@ def test_edit_rate_share_export_and_the_feedback_view(
     assert decision["metadata"]["model_args"] == DEPLOY
 
     # 3. Export as Markdown.
-    owner.get_by_test_id("export").click()
+    header_action(owner, "export")
     with owner.expect_download() as download:
         owner.get_by_test_id("export-md").click()
     text = download.value.path().read_text(encoding="utf-8")
     assert "deploy_dashboard" in text and "### Decision" in text
 
     # 4. Share: a second user opens the link; after revoke it is gone.
-    owner.get_by_test_id("share").click()
+    header_action(owner, "share")
     link = owner.get_by_test_id("share-link")
     expect(link).to_be_visible()
     url = link.input_value()

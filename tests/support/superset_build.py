@@ -78,7 +78,7 @@ class SupersetAdmin:
                     "columns": spec.groupby,
                     "metrics": [spec.metric],
                     "filters": [],
-                    "orderby": [],
+                    "orderby": [[spec.metric, False]] if spec.by_metric else [],
                     "row_limit": 100,
                 }
             ],
@@ -141,6 +141,7 @@ class ChartSpec:
     viz_type: str
     metric: dict[str, Any]
     groupby: list[str] = field(default_factory=list)
+    by_metric: bool = False  # rows ordered by the metric, largest first (not in time order)
 
 
 @dataclass(frozen=True)
@@ -168,6 +169,39 @@ BROKEN = DashboardSpec(
     ],
 )
 DASHBOARDS = (GOOD, BROKEN)
+# A time series whose saved query orders its days by revenue: Superset answers `ordered_at` as
+# epoch milliseconds (`coltypes` says temporal), not in time order. Built by the tests that need
+# it (tests/superset/test_superset_walk.py), after the ones that count dashboards.
+REVENUE_DAILY = DashboardSpec(
+    "Revenue daily",
+    "revenue-daily",
+    [
+        ChartSpec(
+            "Revenue per day",
+            "echarts_timeseries_line",
+            _sum("amount", "revenue"),
+            ["ordered_at"],
+            by_metric=True,
+        )
+    ],
+)
+DAYS = [("north", 7.0, "2026-10-30"), ("south", 40.0, "2026-11-03"), ("east", 2.0, "2026-10-31")]
+
+
+def add_days(url: str) -> None:
+    """Orders on other days than the first rows' 1 November (a time series needs several)."""
+    with psycopg.connect(url, autocommit=True) as conn, conn.cursor() as cur:
+        cur.executemany("INSERT INTO orders (region, amount, ordered_at) VALUES (%s, %s, %s)", DAYS)
+
+
+def build_dashboard(admin: SupersetAdmin, spec: DashboardSpec) -> int:
+    """One more dashboard on the `orders` dataset of an instance built by build_staging."""
+    q = "(filters:!((col:table_name,opr:eq,value:orders)))"
+    datasets = admin.call("GET", "/api/v1/dataset/", params={"q": q})["result"]
+    dashboard_id = admin.dashboard(spec.title, spec.slug)
+    charts = [admin.chart(chart, int(datasets[0]["id"]), dashboard_id) for chart in spec.charts]
+    admin.lay_out(dashboard_id, charts)
+    return dashboard_id
 
 
 def build_staging(admin: SupersetAdmin, warehouse_uri: str) -> dict[str, int]:

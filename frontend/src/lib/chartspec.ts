@@ -74,6 +74,40 @@ export function isDateLike(value: Cell): boolean {
   return typeof value === "string" && DATE.test(value) && !Number.isNaN(Date.parse(value));
 }
 
+/** A point in time (epoch milliseconds, as Superset answers a temporal column) as ISO text:
+ * the day alone when it is midnight UTC. */
+export function isoOf(ms: number): string {
+  const date = new Date(ms);
+  if (Number.isNaN(date.getTime())) return String(ms);
+  const iso = date.toISOString();
+  return iso.endsWith("T00:00:00.000Z") ? iso.slice(0, 10) : iso;
+}
+
+const SERIES: ChartKind[] = ["line", "area", "bar"];
+
+/** The spec with its temporal columns (by name) as dates, and a time series' rows in time
+ * order (a chart's query may order them by its metric). */
+export function withTemporal(spec: ChartSpec, temporal: readonly string[] = []): ChartSpec {
+  const at = spec.columns.flatMap((c, i) => (temporal.includes(c) ? [i] : []));
+  if (at.length === 0) return spec;
+  const rows = spec.rows.map((row) => row.map((v, i) => (at.includes(i) && typeof v === "number" ? isoOf(v) : v)));
+  if (SERIES.includes(spec.kind)) {
+    const key = (row: Cell[]) => (isDateLike(row[at[0]]) ? Date.parse(String(row[at[0]])) : Infinity);
+    rows.sort((a, b) => key(a) - key(b));
+  }
+  return { ...spec, rows };
+}
+
+/** A date-like cell in the person's locale ("30 Oct 2026", "30 окт. 2026 г."); the day alone
+ * when it has no time of day. */
+export function formatDateCell(value: string, locale: string): string {
+  const day = value.length <= 10;
+  const options: Intl.DateTimeFormatOptions = day
+    ? { dateStyle: "medium", timeZone: "UTC" }
+    : { dateStyle: "medium", timeStyle: "short" };
+  return new Intl.DateTimeFormat(locale, options).format(new Date(day ? `${value}T00:00:00Z` : value));
+}
+
 /** Columns whose non-null values are all numbers (and there is at least one). */
 export function numericColumns(columns: string[], rows: Cell[][]): number[] {
   return columns

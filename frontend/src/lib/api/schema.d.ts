@@ -1970,6 +1970,11 @@ export interface components {
             row_count: number;
             /** Rows */
             rows: unknown[][];
+            /**
+             * Temporal
+             * @description The columns that hold points in time (Superset's `coltypes`: epoch milliseconds), drawn as dates
+             */
+            temporal?: string[];
             /** Title */
             title: string;
             /**

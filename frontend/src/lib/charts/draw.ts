@@ -138,7 +138,13 @@ function drawSeries(spec: ChartSpec, numeric: number[], options: DrawOptions): D
   );
   const names = series.map((i) => spec.columns[i]);
   const color = { domain: names, range: PALETTE };
-  const dateFormat = new Intl.DateTimeFormat(options.locale, { month: "short", year: "2-digit", timeZone: "UTC" });
+  const times = dates ? data.map((d) => (d.x as Date).getTime()) : [];
+  const days = times.length ? (Math.max(...times) - Math.min(...times)) / 86_400_000 : 0;
+  const dateFormat = new Intl.DateTimeFormat(
+    options.locale,
+    days <= 120 ? { day: "numeric", month: "short", timeZone: "UTC" } : { month: "short", year: "2-digit", timeZone: "UTC" },
+  );
+  if (dates) data.sort((a, b) => (a.x as Date).getTime() - (b.x as Date).getTime());
   const marks = [
     Plot.ruleY([0]),
     ...(spec.kind === "area"

@@ -456,6 +456,19 @@ export const en = {
   "users.source.local": "local",
   "users.source.ldap": "directory (LDAP)",
   "users.source.oidc": "OpenID provider",
+  "deploy.summary": "Deploy “{title}” version {version} {from} to {to}.",
+  "deploy.fromMain": "(main, what staging serves) from staging",
+  "deploy.fromBranch": "from branch “{branch}”",
+  "deploy.fromVersion": "(a saved version)",
+  "deploy.failingTitle": "Version {version} fails validation.",
+  "deploy.failingBody": "The deploy will be refused until its charts are fixed.",
+  "deploy.failingCharts": "Failing charts: {charts}",
+  "chat.more": "More actions",
+  "toolRefusal.VALIDATION_FAILED": "Refused: this version fails validation, so it was not deployed.",
+  "toolRefusal.FORBIDDEN": "Refused: your role does not allow this.",
+  "toolRefusal.SUPERSET_NO_DATABASE": "Refused: the target Superset has no database of that name.",
+  "bi.supersetDashboard": "Superset dashboard",
+  "bi.supersetCharts": "Superset dashboard. Charts: {charts}",
 } as const;
 
 export type MessageKey = keyof typeof en;

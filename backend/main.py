@@ -25,6 +25,7 @@ from backend.datasources.router import router as datasources_router
 from backend.debug.router import router as debug_router
 from backend.errors import ServiceUnavailable, install_handlers, install_openapi
 from backend.feedback.router import router as feedback_router
+from backend.idempotency import middleware as idempotency
 from backend.knowledge.router import router as knowledge_router
 from backend.mcp_tools.router import router as tool_calls_router
 from backend.oplogs.router import router as oplogs_router
@@ -115,6 +116,7 @@ def create_app(settings: Settings) -> FastAPI:
     install_handlers(app)
     install_openapi(app)
 
+    idempotency.install(app)  # added first: inside the request telemetry, which counts it
     telemetry.install(app)
 
     @app.get("/healthz", tags=["health"])

@@ -10,6 +10,7 @@ from backend.datasources import models as datasource_models
 from backend.db import Base
 from backend.debug import models as debug_models
 from backend.feedback import models as feedback_models
+from backend.idempotency import models as idempotency_models
 from backend.knowledge import models as knowledge_models
 from backend.mcp_tools import models as mcp_models
 from backend.oplogs import models as oplog_models
@@ -30,6 +31,7 @@ __all__ = [
     "datasource_models",
     "debug_models",
     "feedback_models",
+    "idempotency_models",
     "knowledge_models",
     "mcp_models",
     "oplog_models",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import re
 import uuid
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from datetime import timedelta
 
 from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from starlette.requests import Request
 
@@ -31,6 +33,8 @@ from backend.codes import Code
 from backend.db import utcnow
 from backend.errors import Conflict, Unprocessable
 from backend.idempotency.models import IdempotencyKey
+
+log = logging.getLogger(__name__)
 
 HEADER = "Idempotency-Key"
 REPLAYED = "Idempotent-Replayed"
@@ -96,14 +100,16 @@ async def claim(*, session: AsyncSession, request: Request, user_id: uuid.UUID) 
     )
     if await session.scalar(insert_key) is None:
         # an expired key is replaced; anything else is the first request's
-        expired = await session.execute(
-            delete(IdempotencyKey).where(
+        expired = await session.scalar(
+            delete(IdempotencyKey)
+            .where(
                 IdempotencyKey.user_id == user_id,
                 IdempotencyKey.key == key,
                 IdempotencyKey.created_at < utcnow() - TTL,
             )
+            .returning(IdempotencyKey.key)
         )
-        if not expired.rowcount or await session.scalar(insert_key) is None:
+        if expired is None or await session.scalar(insert_key) is None:
             await _answer_of_first(session, user_id, key, fingerprint)
     setattr(request.state, CLAIMED, Claim(user_id, key, fingerprint))
 
@@ -183,3 +189,16 @@ async def sweep(engine: AsyncEngine) -> int:
             delete(IdempotencyKey).where(IdempotencyKey.created_at < utcnow() - TTL)
         )
     return int(done.rowcount or 0)
+
+
+async def sweep_periodically(engine: AsyncEngine, interval_s: float = 3600.0) -> None:
+    """Sweep the expired keys every `interval_s` (each replica; a delete of nothing is cheap)."""
+    while True:
+        await asyncio.sleep(interval_s)
+        try:
+            swept = await sweep(engine)
+        except (SQLAlchemyError, OSError) as exc:
+            log.warning("idempotency key sweep failed: %s", type(exc).__name__)
+        else:
+            if swept:
+                log.info("idempotency keys swept: %d", swept)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { HEADER, keyedFetch } from "./idempotency";
+import { HEADER, keyedFetch, newKey } from "./idempotency";
 
 const base = "http://localhost";
 const noSleep = () => Promise.resolve();
@@ -14,6 +14,22 @@ function recorder(answers: (number | Error)[]) {
   };
   return { seen, send };
 }
+
+describe("newKey", () => {
+  it("is a UUID v4 without crypto.randomUUID too (plain http is not a secure context)", () => {
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    expect(newKey()).toMatch(uuid);
+    const original = crypto.randomUUID;
+    Object.defineProperty(crypto, "randomUUID", { value: undefined, configurable: true });
+    try {
+      const keys = new Set(Array.from({ length: 50 }, newKey));
+      expect(keys.size).toBe(50);
+      for (const key of keys) expect(key).toMatch(uuid);
+    } finally {
+      Object.defineProperty(crypto, "randomUUID", { value: original, configurable: true });
+    }
+  });
+});
 
 describe("keyedFetch", () => {
   it("gives each write its own key and a read none", async () => {

@@ -18,6 +18,17 @@ export interface KeyedOptions {
   delaysMs?: number[];
 }
 
+/** A random UUID v4. `crypto.randomUUID` exists only in secure contexts (https, localhost);
+ * `getRandomValues` everywhere, so a site served over plain http on a LAN still gets keys. */
+export function newKey(): string {
+  if (typeof crypto.randomUUID === "function") return crypto.randomUUID();
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = (bytes[6] & 0x0f) | 0x40;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
 const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 function isWrite(request: Request): boolean {
@@ -27,11 +38,11 @@ function isWrite(request: Request): boolean {
 /** `send`, with a new key on each write that has none, and the same request (key and body)
  * sent again after a network error or a 502/503/504, `delaysMs` apart. */
 export function keyedFetch(send: Fetch, options: KeyedOptions = {}): Fetch {
-  const newKey = options.newKey ?? (() => crypto.randomUUID());
+  const makeKey = options.newKey ?? newKey;
   const sleep = options.sleep ?? wait;
   const delays = options.delaysMs ?? RETRY_DELAYS_MS;
   return async (request: Request) => {
-    if (isWrite(request) && !request.headers.has(HEADER)) request.headers.set(HEADER, newKey());
+    if (isWrite(request) && !request.headers.has(HEADER)) request.headers.set(HEADER, makeKey());
     for (let attempt = 0; ; attempt++) {
       const last = attempt >= delays.length;
       try {

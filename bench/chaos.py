@@ -249,7 +249,7 @@ class Soak:
         if self.settings.verbose:
             print(self.faults.log[-1], flush=True)
 
-    def wait_all_ready(self, timeout: float = 120) -> None:
+    def wait_all_ready(self, timeout: float = 600) -> None:  # a loaded machine: minutes
         deadline = time.monotonic() + timeout
         for service in [*self.backends, *self.agents]:
             while not self._ready(service):

@@ -18,8 +18,15 @@ PLACEHOLDER = re.compile(r"\$\{([A-Z][A-Z0-9_]*)\}")
 MIME_TYPES = Path("/etc/nginx/mime.types")
 # A replica that fails once (refused, or timed out) is left out for 5 s, then tried again.
 SERVER_PARAMS = "max_fails=1 fail_timeout=5s"
+# The twin groups tried when nginx believes every replica is down never leave one out.
+RETRY_PARAMS = "max_fails=0"
 # The `server` lines are derived from these lists of host:port.
-DERIVED = {"BACKEND_SERVERS": "BACKEND_UPSTREAM", "AGENT_SERVERS": "AGENT_UPSTREAM"}
+DERIVED = {
+    "BACKEND_SERVERS": "BACKEND_UPSTREAM",
+    "AGENT_SERVERS": "AGENT_UPSTREAM",
+    "BACKEND_RETRY_SERVERS": "BACKEND_UPSTREAM",
+    "AGENT_RETRY_SERVERS": "AGENT_UPSTREAM",
+}
 
 MAIN_CONF = """\
 worker_processes {workers};
@@ -73,7 +80,7 @@ def addresses(upstream: str | Sequence[str]) -> list[str]:
     return items
 
 
-def server_lines(upstream: str | Sequence[str]) -> str:
+def server_lines(upstream: str | Sequence[str], params: str = SERVER_PARAMS) -> str:
     """The `server` directives of one upstream group, on one line.
 
     A host name (not an IP address) is re-resolved while nginx runs (`resolve`, nginx >=
@@ -82,7 +89,7 @@ def server_lines(upstream: str | Sequence[str]) -> str:
     lines = []
     for address in addresses(upstream):
         host = address.rsplit(":", 1)[0]
-        line = f"server {address} {SERVER_PARAMS}"
+        line = f"server {address} {params}"
         if not _is_ip(host):
             line += " resolve"
         lines.append(line + ";")
@@ -110,6 +117,8 @@ def values(
         "LISTEN": listen,
         "BACKEND_SERVERS": server_lines(backend),
         "AGENT_SERVERS": server_lines(agent),
+        "BACKEND_RETRY_SERVERS": server_lines(backend, RETRY_PARAMS),
+        "AGENT_RETRY_SERVERS": server_lines(agent, RETRY_PARAMS),
         "RESOLVER": resolver,
         "STATIC_ROOT": str(static_root),
     }

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.config import Settings
 from backend.errors import Forbidden, Unauthorized, Unprocessable
+from backend.idempotency import service as idempotency
 from backend.identity import access_tokens, tokens
 from backend.identity.models import ServiceClient, User
 from backend.identity.roles import Role
@@ -92,8 +93,25 @@ async def get_principal(
     (or token); RBAC uses the user's DB roles, narrowed by a token's scope.
 
     `X-Run-Id` and `X-Channel` are read only with the service identity (a browser's own calls
-    ignore them).
+    ignore them). A write's `Idempotency-Key` is claimed here, for the user, in the session the
+    write commits (backend/idempotency/service.py): every signed-in write route passes here.
     """
+    principal = await _principal(
+        request, settings, session, credentials, on_behalf_of, run_id, channel
+    )
+    await idempotency.claim(session=session, request=request, user_id=principal.user_id)
+    return principal
+
+
+async def _principal(
+    request: Request,
+    settings: Settings,
+    session: AsyncSession,
+    credentials: HTTPAuthorizationCredentials | None,
+    on_behalf_of: str | None,
+    run_id: str | None,
+    channel: str | None,
+) -> Principal:
     if credentials is None or credentials.scheme.lower() != "bearer":
         raise Unauthorized("Missing bearer token")
     request_id = getattr(request.state, "request_id", None)

@@ -30,6 +30,8 @@ from backend.datasources.router import router as datasources_router
 from backend.debug.router import router as debug_router
 from backend.errors import ServiceUnavailable, install_handlers, install_openapi
 from backend.feedback.router import router as feedback_router
+from backend.idempotency import middleware as idempotency
+from backend.idempotency import service as idempotency_keys
 from backend.knowledge.router import router as knowledge_router
 from backend.mcp_tools.router import router as tool_calls_router
 from backend.oplogs.router import router as oplogs_router
@@ -88,6 +90,8 @@ def create_app(settings: Settings) -> FastAPI:
             if settings.retention.enabled
             else None
         )
+        # the keys of writes older than 24 hours (backend/idempotency)
+        keys = asyncio.create_task(idempotency_keys.sweep_periodically(engine), name="keys")
         superset = (
             asyncio.create_task(
                 superset_sync.run_periodically(app.state.session_factory, settings),
@@ -104,6 +108,9 @@ def create_app(settings: Settings) -> FastAPI:
                 superset.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await superset
+            keys.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await keys
             await superset_client.close_all()
             if retention is not None:
                 retention.cancel()
@@ -129,6 +136,7 @@ def create_app(settings: Settings) -> FastAPI:
     install_handlers(app)
     install_openapi(app)
 
+    idempotency.install(app)  # added first: inside the request telemetry, which counts it
     telemetry.install(app)
 
     @app.get("/healthz", tags=["health"])

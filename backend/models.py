@@ -9,6 +9,7 @@ from backend.datasources import models as datasource_models
 from backend.db import Base
 from backend.debug import models as debug_models
 from backend.feedback import models as feedback_models
+from backend.idempotency import models as idempotency_models
 from backend.identity import access_tokens as access_token_models
 from backend.identity import models as auth_models
 from backend.knowledge import models as knowledge_models
@@ -31,6 +32,7 @@ __all__ = [
     "datasource_models",
     "debug_models",
     "feedback_models",
+    "idempotency_models",
     "knowledge_models",
     "mcp_models",
     "oplog_models",

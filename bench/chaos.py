@@ -7,14 +7,16 @@ turns, confirmations they confirm or reject, uploads, workflows and diagnoses, d
 streams and re-attach; meanwhile, at random moments, an agent or a backend is SIGKILLed (the
 supervisor of `agent-chat up`, agent_chat/supervisor.py, starts it again) or Postgres is
 restarted. When the time is up the faults stop, every conversation gets a closing turn, the
-lease TTL passes, and the auditor (bench/chaos_audit.py) checks the seven invariants.
+lease TTL passes, and the auditor (bench/chaos_audit.py) checks the eight invariants.
 
     uv run python bench/chaos.py                  # the long mode: 10 minutes of faults
     uv run python bench/chaos.py --minutes 3 --people 6 --seed 7
     uv run python bench/chaos.py --short          # what tests/faults/test_chaos_short.py runs
 
-It prints what it did (turns by kind and outcome, kills, restarts) and each invariant's
-violations; the exit status is 1 when any invariant was violated. All traffic is to 127.0.0.1.
+It prints what it did (turns by kind and outcome, kills, restarts, every answer through the
+gateway by status) and each invariant's violations (the eighth, bench/chaos_gateway.py: no
+gateway 502/503/504 or connection error while a replica of each kind was alive); the exit
+status is 1 when any invariant was violated. All traffic is to 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from agent_chat import gateway
 from agent_chat.supervisor import Backoff, Child, Supervisor
 from backend.migrate import upgrade
 from bench.chaos_audit import INVARIANTS, Audit, deploy_counts
+from bench.chaos_gateway import Outage, Tally
 from bench.chaos_people import Person, Turn, rules
 from tests.fakes.llm_server import FakeLLM
 from tests.faults.support import PrivatePostgres, Service, postgres_bin
@@ -70,6 +73,7 @@ class Faults:
     """What the chaos thread did."""
 
     kills: Counter[str] = field(default_factory=Counter)
+    outages: list[Outage] = field(default_factory=list)  # each killed replica until ready
     postgres_restarts: int = 0
     skipped: int = 0
     log: list[str] = field(default_factory=list)
@@ -93,6 +97,7 @@ class Soak:
         self.supervisor: Supervisor | None = None
         self.faults = Faults()
         self.stop_faults = threading.Event()
+        self._by_name: dict[str, Service] = {}
         self.pg_lock = threading.Lock()
 
     # -- the stack ----------------------------------------------------------------------------
@@ -149,6 +154,7 @@ class Soak:
             static_root=static,
         )
         services = [*self.backends, *self.agents]
+        self._by_name = {self._name(s): s for s in services}
         children = [Child(self._name(s), lambda s=s: s.spawn().proc) for s in services]
         children.append(Child("gateway", lambda: gateway.start(self.workdir / "nginx", filled)))
         # the supervisor is known before any start, so that `stop` ends whatever did start
@@ -173,10 +179,14 @@ class Soak:
         return ids[: self.settings.people] or [1]
 
     def supervise(self) -> None:
-        """The supervisor's loop (as in `agent-chat up`), until the soak is over."""
+        """The supervisor's loop (as in `agent-chat up`), until the soak is over; each killed
+        replica's outage ends when it answers /readyz again."""
         assert self.supervisor is not None
         while not self.supervisor.stopping:
             self.supervisor.step()
+            for outage in self.faults.outages:
+                if outage.until is None and self._ready(self._by_name[outage.name]):
+                    outage.until = time.time()
             time.sleep(0.2)
 
     def stop(self) -> None:
@@ -220,8 +230,10 @@ class Soak:
             if spare or not self._ready(victim):  # or still starting after its last kill
                 self.faults.skipped += 1
                 continue
+            kind = self._name(victim).split(":")[0]
+            self.faults.outages.append(Outage(kind, self._name(victim), time.time()))
             victim.kill()
-            self.faults.kills[self._name(victim).split(":")[0]] += 1
+            self.faults.kills[kind] += 1
             self._note(f"SIGKILL {self._name(victim)}")
 
     def _restart_postgres(self) -> None:
@@ -237,7 +249,7 @@ class Soak:
         if self.settings.verbose:
             print(self.faults.log[-1], flush=True)
 
-    def wait_all_ready(self, timeout: float = 120) -> None:
+    def wait_all_ready(self, timeout: float = 600) -> None:  # a loaded machine: minutes
         deadline = time.monotonic() + timeout
         for service in [*self.backends, *self.agents]:
             while not self._ready(service):
@@ -296,8 +308,11 @@ def _soak(soak: Soak, settings: Settings) -> Result:
     deploys_before = deploy_counts(soak.database_url)
     dashboards = soak._dashboards()
     log = _log_turn(settings.verbose)
+    tally = Tally()  # every answer of the soak through the gateway (invariant 8)
     people = [
-        Person(i, gateway_url, PASSWORD, dashboards[i % len(dashboards)], settings.seed + i, log)
+        Person(
+            i, gateway_url, PASSWORD, dashboards[i % len(dashboards)], settings.seed + i, log, tally
+        )
         for i in range(settings.people)
     ]
     supervising = threading.Thread(target=soak.supervise, daemon=True)
@@ -332,8 +347,11 @@ def _soak(soak: Soak, settings: Settings) -> Result:
         turns,
         [r["body"] for r in soak.llm.script.recorded()],
         deploys_before=deploys_before,
+        failures=tally.failures,
+        outages=soak.faults.outages,
     )
     violations = audit.run()
+    print(f"answers through the gateway: {dict(tally.answers.most_common())}")
     restarts = {c.name: c.restarts for c in soak.supervisor.children} if soak.supervisor else {}
     _report(settings, soaked, turns, soak.faults, restarts, len(soak.llm.requests), violations)
     return Result(

@@ -1,6 +1,6 @@
 """The auditor of the chaos soak (bench/chaos.py): after the faults stop and every conversation
 had its closing turn, read the database, the audit log and the scripted model's request log,
-and check the seven invariants of issue 37 against what the people saw (bench/chaos_people.py).
+and check the invariants of issues 37 and 43 against what the people saw (bench/chaos_people.py).
 Each check returns its violations, one line each; none is an empty list."""
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from typing import Any
 import psycopg
 from langchain_core.messages import AIMessage, ToolMessage
 
+from bench import chaos_gateway
+from bench.chaos_gateway import Failure, Outage
 from bench.chaos_people import MARKER, Turn
 from tests.agent.support import thread_messages
 
@@ -37,6 +39,7 @@ INVARIANTS = {
     5: "no conversation stays busy past the lease TTL once the faults stop",
     6: "usage counted once per model call; debug records match the calls made",
     7: "every accepted upload is readable, or refused with a clear error the person sees",
+    8: "no gateway 502/503/504 or connection error while a replica of each kind was alive",
 }
 
 
@@ -60,8 +63,13 @@ class Audit:
         requests: list[dict[str, Any]],
         *,
         deploys_before: Counter[str],
+        failures: Iterable[Failure] = (),
+        outages: Iterable[Outage] = (),
+        replicas: dict[str, int] | None = None,
     ) -> None:
         self.url = database_url
+        self.failures, self.outages = list(failures), list(outages)
+        self.replicas = replicas or {"backend": 2, "agent": 2}
         self.turns = turns
         self.deploys_before = deploys_before
         self.conversations = sorted({t.conversation for t in turns})
@@ -299,6 +307,7 @@ class Audit:
             5: self.none_busy(),
             6: self.usage_once(),
             7: self.uploads_readable(),
+            8: chaos_gateway.violations(self.failures, self.outages, self.replicas),
         }
 
 

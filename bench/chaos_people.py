@@ -17,6 +17,8 @@ from typing import Any
 
 import httpx
 
+from bench.chaos_gateway import Counting, Tally
+
 GRADIO = "/api/agent/gradio"
 MARKER = re.compile(r"M-[0-9a-f]{12}")
 KINDS = {  # weight of each kind of turn
@@ -104,7 +106,14 @@ class Person:
     """One person: a login, conversations, a bounded run of random turns."""
 
     def __init__(
-        self, number: int, gateway: str, password: str, dashboard: int, seed: int, log: Any
+        self,
+        number: int,
+        gateway: str,
+        password: str,
+        dashboard: int,
+        seed: int,
+        log: Any,
+        tally: Tally | None = None,
     ) -> None:
         self.number = number
         self.gateway = gateway
@@ -115,7 +124,9 @@ class Person:
         self.turns: list[Turn] = []
         self.conversations: list[str] = []
         self.token = ""
-        self.http = httpx.Client(base_url=gateway, timeout=30, trust_env=False)
+        # every answer through the gateway is counted (bench/chaos_gateway.py, invariant 8)
+        self.tally = tally or Tally()
+        self.http = httpx.Client(base_url=gateway, timeout=30, transport=Counting(self.tally))
         self.lock = threading.Lock()
         self.crash = ""  # a traceback of the soak's own code, if it failed
 

@@ -86,6 +86,9 @@ class Code(StrEnum):
     SSO_FAILED = "SSO_FAILED"  # an OIDC state, token or login code refused
     NO_ROLE = "NO_ROLE"  # an organisation person in no group of AUTH__ROLE_MAP
     NAME_TAKEN = "NAME_TAKEN"  # an external MCP server of that name exists
+    # the backend's: a write sent again with its Idempotency-Key (backend/idempotency)
+    IDEMPOTENCY_KEY_REUSED = "IDEMPOTENCY_KEY_REUSED"  # the same key with another request
+    IDEMPOTENCY_KEY_IN_PROGRESS = "IDEMPOTENCY_KEY_IN_PROGRESS"  # its first is still running
     # the backend's: conversations, their runs and their ends
     NO_MESSAGE = "NO_MESSAGE"
     NOT_ASSISTANT = "NOT_ASSISTANT"

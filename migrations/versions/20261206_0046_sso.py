@@ -1,7 +1,7 @@
 """sign-in through the organisation: user source and external key, OIDC logins, login codes
 
 Revision ID: 0046_sso
-Revises: 0036_feedback_shares
+Revises: 0043_idempotency_keys
 Create Date: 2026-12-06
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0046_sso"
-down_revision: str | Sequence[str] | None = "0036_feedback_shares"
+down_revision: str | Sequence[str] | None = "0043_idempotency_keys"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

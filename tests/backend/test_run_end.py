@@ -93,10 +93,12 @@ def test_sent_again_with_its_key_nothing_is_stored_twice(api, sql, owner):
     body = ending(cid, key="call-1")
     headers = {**owner.agent, "Idempotency-Key": "end-1"}
     first = api.post(end_path(cid), json=body, headers=headers).json()
-    again = api.post(end_path(cid), json=body, headers=headers).json()
-    assert again["message_id"] == first["message_id"]
-    assert (first["recorded"], again["recorded"]) == (1, 0)
-    assert (first["released"], again["released"]) == (True, False)
+    sent_again = api.post(end_path(cid), json=body, headers=headers)
+    # answered as the first time (backend/idempotency), and nothing is stored again
+    assert sent_again.headers["Idempotent-Replayed"] == "true"
+    again = sent_again.json()
+    assert again == first
+    assert (first["recorded"], first["released"]) == (1, True)
     assert counts(sql, cid) == {"messages": 1, "debug": 1, "usage": 1, "leases": 0}
     assert scalar(sql, "SELECT message_count FROM agent_conversations WHERE id = %s", cid) == 1
 

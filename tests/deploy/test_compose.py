@@ -176,8 +176,12 @@ def test_the_agent_upstream_keeps_a_login_on_one_replica_and_skips_dead_ones():
     group = template.split("upstream agentchat_agent {", 1)[1].split("\n}", 1)[0]
     assert "hash $http_authorization consistent;" in group
     location = template.split("location /api/agent/gradio/ {", 1)[1].split("\n    }", 1)[0]
-    assert "proxy_next_upstream error timeout;" in location
+    # passed on when the replica died before answering, POSTs included (Gradio's job state
+    # died with it); the body is buffered so that it can be sent again
+    assert "proxy_next_upstream error timeout non_idempotent;" in location
     assert "proxy_buffering off;" in location
+    assert "proxy_request_buffering off;" not in location
+    assert "error_page 502 = @agent_retry;" in location
 
 
 def test_the_nginx_image_re_resolves_upstream_names():
@@ -204,11 +208,17 @@ SH = shutil.which("sh")
 def test_the_image_writes_the_same_server_lines_as_the_local_gateway(upstream: str):
     script = ROOT / "docker" / "nginx-upstreams.envsh"
     env = {"PATH": os.environ["PATH"], "BACKEND_UPSTREAM": upstream, "AGENT_UPSTREAM": upstream}
-    shell = '. "$0" && printf "%s\\n%s" "$BACKEND_SERVERS" "$AGENT_SERVERS"'
+    shell = (
+        '. "$0" && printf "%s\\n%s\\n%s\\n%s" "$BACKEND_SERVERS" "$AGENT_SERVERS" '
+        '"$BACKEND_RETRY_SERVERS" "$AGENT_RETRY_SERVERS"'
+    )
     result = subprocess.run(
         [str(SH), "-c", shell, str(script)], env=env, capture_output=True, text=True, check=True
     )
-    assert result.stdout.splitlines() == [server_lines(upstream)] * 2
+    assert (
+        result.stdout.splitlines()
+        == [server_lines(upstream)] * 2 + [server_lines(upstream, "max_fails=0")] * 2
+    )
 
 
 @pytest.mark.parametrize("service", ["migrate", "backend", "agent"])

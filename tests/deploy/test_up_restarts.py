@@ -1,7 +1,9 @@
 """`agent-chat up --agents 2 --backends 2` keeps serving when a child dies (agent_chat/
 supervisor.py): a SIGKILLed backend leaves the app answering through the gateway (the other
-backend serves), and the killed one is started again on its port within 10 s (logged); Ctrl-C
-still stops every child."""
+backend serves: a login sent to the dead one, even on a kept-alive connection, is passed on,
+nginx/default.conf.template, "Failover"), and the killed one is started again on its port
+(logged); Ctrl-C still stops every child. The logins right after the kill are the gateway's
+failover, not luck: CONTRACT.md, "Failover through the gateway"."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from tests.conftest import PASSWORDS
 from tests.deploy.test_up import OPEN, _children, up_env  # noqa: F401 (a fixture)
 from tests.support.processes import free_port
 
-pytestmark = pytest.mark.timeout(400)
+pytestmark = pytest.mark.timeout(700)  # a start and a restart on a loaded machine
 
 
 def _alive(pid: int) -> bool:
@@ -76,14 +78,15 @@ def test_a_killed_backend_is_restarted_while_the_other_keeps_the_app_answering(
                 assert answer.status_code == 200, answer.text
             back_at = None
             # Idle, it is back in 1-3 s (the backoff's 0.5 s and a start); the bound is wide
-            # because a loaded two-core CI machine starts a Python process slowly.
-            while time.monotonic() - killed_at < 60:
+            # because a loaded two-core machine starts a Python process slowly (100-200 s
+            # were seen with eight test sessions beside it).
+            while time.monotonic() - killed_at < 300:
                 with contextlib.suppress(httpx.HTTPError):
                     if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).is_success:
                         back_at = time.monotonic()
                         break
                 time.sleep(0.1)
-            assert back_at is not None, "the killed backend was not back within 60 s"
+            assert back_at is not None, "the killed backend was not back within 300 s"
             print(f"the killed backend answered /readyz again {back_at - killed_at:.1f} s later")
             assert web_client.post("/api/auth/login", json=login).status_code == 200
         now = _children(up.pid)

@@ -4,6 +4,7 @@
 import createClient, { type Middleware } from "openapi-fetch";
 import type { components, paths } from "./schema";
 import { signOut, token } from "../session.svelte";
+import { keyedFetch } from "./idempotency";
 
 export type Schemas = components["schemas"];
 
@@ -33,7 +34,8 @@ const auth: Middleware = {
   },
 };
 
-export const http = createClient<paths>({ baseUrl: "" });
+// Each write carries an Idempotency-Key and is sent again, with it, when no replica answered.
+export const http = createClient<paths>({ baseUrl: "", fetch: keyedFetch((request) => fetch(request)) });
 http.use(auth);
 
 interface Envelope {

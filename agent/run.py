@@ -47,7 +47,7 @@ class Runner:
         settings: Settings,
         client: BackendClient,
         agent: Agent,
-        model: BaseChatModel | None = None,
+        model: BaseChatModel,
         tools: Sequence[BaseTool] = (),
         hooks: Sequence[HookFactory] = (),
         cancels: Cancels | None = None,
@@ -65,8 +65,6 @@ class Runner:
         self.hooks = (live, *hooks)  # then usage, metrics, traces (agent/hooks.py)
         self.client = client
         self.check_token = token_checker(lambda: self.client)  # personal access tokens
-        self.agent = agent
-        self.model = model  # the agent's model, also used by workflow llm_call steps
         self.tools = {t.name: t for t in tools}  # the agent's tools, also run by workflow steps
         self.services = state.Services(
             settings=settings, client=client, agent=agent, model=model, tools=self.tools
@@ -168,7 +166,6 @@ class Runner:
             max_chars=self.settings.agent.max_message_chars,
             default_mode=self.settings.workflow.mode,
         )
-        routing.check_mode(submit.mode)
         context = Context(
             user_token=user.token,
             user_id=user.user_id,

@@ -26,7 +26,7 @@ from agent.context import Context
 from agent.debug.recorder import CallRecorder
 from agent.debug.scrub import Scrubber
 from agent.errors import Code, LeaseLost, Unavailable
-from agent.graph import Agent, build_model, recursion_limit
+from agent.graph import Agent, recursion_limit
 from agent.hooks import RunHooks
 from agent.lease import Lease, end_run
 from agent.stream import Turn
@@ -83,7 +83,7 @@ class Services:
         settings: Settings,
         client: BackendClient,
         agent: Agent,
-        model: BaseChatModel | None,
+        model: BaseChatModel,
         tools: Mapping[str, BaseTool],
     ) -> None:
         self.settings = settings
@@ -94,16 +94,6 @@ class Services:
         self.admission = Admission(
             slots=settings.agent.start_slots, hold_s=settings.agent.start_hold_s
         )
-        self._diagnosis_model: BaseChatModel | None = None
-
-    def diagnosis_model(self) -> BaseChatModel:
-        """The model of diagnosis runs: the agent's (one client for the process, closed with
-        it), else one built once on first use."""
-        if self.model is not None:
-            return self.model
-        if self._diagnosis_model is None:
-            self._diagnosis_model = build_model(self.settings)
-        return self._diagnosis_model
 
 
 class Run:

@@ -98,9 +98,6 @@ class Diagnosis(TypedDict):
     error: NotRequired[ErrorBody]
 
 
-Metadata = (
-    ToolStart | ToolEnd | ToolError | ConfirmRequired | Error | Notice | WorkflowStep | Diagnosis
-)
 # Each shape by its `type`, for the test that pins the browser's types.
 SHAPES: dict[str, type] = {
     "tool_start": ToolStart,

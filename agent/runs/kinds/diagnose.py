@@ -64,7 +64,7 @@ class DiagnosisChat:
     async def execute(self, run: Run) -> None:
         self.diagnosis = DiagnosisRun(
             run.settings.diagnosis,
-            model=run.services.diagnosis_model(),
+            model=run.model,  # the agent's: one client for the process, closed with it
             tools=evidence_tools(run.client),
         )
         outcome = await self._diagnose(run, self.diagnosis)

@@ -73,12 +73,6 @@ async def test_a_decision_with_nothing_waiting_goes_to_the_agent_which_says_so()
     assert backend.paths("GET", r"/executions$")  # a waiting workflow step was looked for
 
 
-def test_a_mode_no_kind_serves_is_refused_before_the_lease():
-    with pytest.raises(AgentError) as refused:
-        routing.check_mode("telepathy")  # type: ignore[arg-type]
-    assert refused.value.code == Code.INVALID_INPUT
-
-
 # -- each kind's input ------------------------------------------------------------------------
 
 

@@ -11,7 +11,6 @@ and releases the lease before it ends. `attach` and `stop` are served by agent/r
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -183,18 +182,12 @@ class Runner:
             headers=headers,
             turn=turn,
         )
-        hooks = [factory(info) for factory in self.hooks]
-        with contextlib.ExitStack() as stack:
-            for hook in hooks:
-                stack.enter_context(hook.around())
-            for hook in hooks:
-                turn.on_first_output.append(hook.first_output)
-            await skeleton.serve(
-                self.services,
-                turn=turn,
-                context=context,
-                submit=submit,
-                hooks=hooks,
-                route=routing.route,
-                run_id=info.run_id,
-            )
+        await skeleton.serve(
+            self.services,
+            turn=turn,
+            context=context,
+            submit=submit,
+            hooks=[factory(info) for factory in self.hooks],
+            route=routing.route,
+            run_id=info.run_id,
+        )

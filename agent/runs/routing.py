@@ -20,8 +20,9 @@ from agent.errors import Code, Unavailable
 from agent.runs.kinds.diagnose import DiagnosisChat
 from agent.runs.kinds.dynamic import DynamicRun
 from agent.runs.kinds.none import NoneRun
-from agent.runs.kinds.workflow import NOT_RECORDED, WorkflowRun, choose
+from agent.runs.kinds.workflow import WorkflowRun, choose
 from agent.runs.state import Run, RunKind
+from agent.runs.supersede import NOT_RECORDED
 from agent.workflows import definitions
 from agent.workflows.records import Records
 
@@ -41,7 +42,7 @@ async def route(run: Run) -> RunKind:
             chosen = choose(submit.options.workflow, submit.text, found)
             if chosen is not None:
                 return WorkflowRun(definition=chosen)
-            run.turn.notice(
+            run.show.notice(
                 Code.NO_WORKFLOW_MATCHED,
                 "No workflow matches this message; the assistant answers it directly.",
             )

@@ -150,21 +150,26 @@ class Run:
 
     # -- the lease and the deadline: the one reading of a lost lease --------------------------
 
+    def lost(self) -> LeaseLost | None:
+        """Why the run may not go on, if so: the conversation was archived under it, or another
+        run took its lease. The one reading of a lost lease (`check`, `lease_gone`)."""
+        if self.lease.archived:
+            code = Code.CONVERSATION_ARCHIVED
+        elif self.lease.lost:
+            code = Code.CONVERSATION_BUSY
+        else:
+            return None
+        return LeaseLost(LEASE_LOST[code], code=code)
+
     @property
     def lease_gone(self) -> bool:
-        """Whether the lease is lost (another run took it) or the conversation was archived
-        under the run (`check` raises on it)."""
-        return self.lease.lost or self.lease.archived
+        return self.lost() is not None
 
     def check(self) -> None:
-        """Raise LeaseLost if the run may not go on: the conversation was archived under it,
-        or another run took its lease. Every kind calls it between its steps."""
-        for code, gone in (
-            (Code.CONVERSATION_ARCHIVED, self.lease.archived),
-            (Code.CONVERSATION_BUSY, self.lease.lost),
-        ):
-            if gone:
-                raise LeaseLost(LEASE_LOST[code], code=code)
+        """Raise LeaseLost if the run may not go on (`lost`). Every kind calls it between its
+        steps."""
+        if (lost := self.lost()) is not None:
+            raise lost
 
     @contextlib.asynccontextmanager
     async def running(self, seconds: float) -> AsyncIterator[None]:

@@ -169,9 +169,13 @@ async def _finish(run: Run, kind: RunKind | None, end: End, *, answered: bool) -
     if answered and run.history.unsaved:  # the answer stands, but the history lacks its question
         end.turn.fail(Unavailable(UNSAVED))
     result: RunResult = kind.result(run)
-    await write_thread(run, result.thread)
-    if not answered:
+    if not answered:  # the error the caller shows is the run's, not this write's
+        try:
+            await write_thread(run, result.thread)
+        except Exception:
+            log.exception("could not write the failed run of %s", run.context.conversation_id)
         return
+    await write_thread(run, result.thread)
     if end.turn.entries and result.row is not None:
         content, metadata = result.row
         end.parts["message"] = {"role": "assistant", "content": content, "metadata": metadata}

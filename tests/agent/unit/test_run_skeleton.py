@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 
 from agent import writes
 from agent.backend_client import BackendError
@@ -23,7 +23,7 @@ from agent.runs.kinds.dynamic import DynamicRun
 from agent.runs.kinds.none import NoneRun
 from agent.runs.kinds.workflow import WorkflowRun
 from agent.runs.question import attachments_of, new_message
-from agent.runs.result import RunResult
+from agent.runs.result import RunResult, ThreadWrite
 from agent.runs.skeleton import UNSAVED
 from agent.runs.state import Run, RunKind
 from agent.runs.supersede import supersede
@@ -336,3 +336,40 @@ async def test_a_question_that_could_not_be_saved_is_said_after_the_answer(monke
     assert run.end.parts["message"]["metadata"]["parts"][-1]["metadata"]["code"] == (
         Code.BACKEND_UNAVAILABLE
     )
+
+
+class Tells(Says):
+    """A kind that returns a message for the thread instead of writing it."""
+
+    def result(self, run: Run) -> RunResult:
+        told = ThreadWrite((AIMessage("Told.", id="t1"),), "model")
+        return RunResult(thread=(told,), row=run.show.record())
+
+
+async def test_the_skeleton_writes_what_a_kind_returns_into_the_thread_once():
+    run, _, agent = _run()
+    await skeleton.drive(run, _route(Tells("Done.")), run.end)
+    assert [[m.text for m in u["messages"]] for u in agent.updates] == [["Told."]]
+    assert run.end.parts["message"]["content"] == "Done."
+
+
+async def test_what_a_kind_returns_is_not_written_once_its_lease_is_lost():
+    backend, agent = FakeBackend(), FakeAgent()
+    run = make_run(backend, agent, FakeLease(lambda: True), mode="dynamic", model=None)
+    with pytest.raises(AgentError):
+        await asyncio.wait_for(skeleton.drive(run, _route(Tells("x", hang_s=30)), run.end), 5)
+    assert agent.updates == [] and run.end.parts == {}
+
+
+async def test_a_new_message_supersedes_before_the_kind_prepares_and_a_decision_does_not():
+    seen: list[bool] = []
+
+    class Looks(Says):
+        async def prepare(self, run: Run, superseded: Any) -> None:
+            seen.append(superseded is not None)
+
+    run, _, _ = _run()
+    await skeleton.drive(run, _route(Looks("a")), run.end)
+    decision, _, _ = _run(action="confirm")
+    await skeleton.drive(decision, _route(Looks("b")), decision.end)
+    assert seen == [True, False]

@@ -10,8 +10,7 @@ twice stores one row). A database that stays away longer ends the turn with `Sto
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import psycopg
@@ -23,14 +22,12 @@ from langgraph.checkpoint.base import (
     CheckpointMetadata,
     CheckpointTuple,
     DeltaChannelHistory,
-    get_checkpoint_id,
 )
-from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-from psycopg.rows import DictRow, dict_row
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
 from agent.errors import Unavailable
-from agent.replay import Histories
+from agent.perf.delta_replay import RememberedHistories
+from agent.perf.saver_pool import PoolCursor
 
 RETRY_S = 15.0  # a fast restart takes 1-3 s; a failover a few more
 LOST = (psycopg.OperationalError, psycopg_pool.PoolTimeout)
@@ -67,43 +64,10 @@ async def _retry(call: Callable[[], Awaitable[T]], pool: Any = None) -> T:
         raise StoreUnavailable("the conversation store is unreachable") from exc
 
 
-class DurableSaver(AsyncPostgresSaver):
-    """AsyncPostgresSaver whose reads and writes wait out a lost connection (see module), that
-    runs them side by side on its pool, and that reads delta-stored messages incrementally."""
-
-    histories: Histories
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.histories = Histories()
-
-    @asynccontextmanager
-    async def _cursor(
-        self, *, pipeline: bool = False
-    ) -> AsyncIterator[psycopg.AsyncCursor[DictRow]]:
-        """A cursor on a connection of the pool's own, without the saver's process-wide lock.
-
-        The library takes one asyncio.Lock around every read and write, which a single shared
-        connection needs; on a pool it queues every run's checkpoints behind every other run's
-        (at 25 streams the first token waited on the others' writes).
-        """
-        if not isinstance(self.conn, psycopg_pool.AsyncConnectionPool) or self.pipe:
-            async with super()._cursor(pipeline=pipeline) as cur:
-                yield cur
-            return
-        async with self.conn.connection() as conn:
-            if not pipeline:
-                async with conn.cursor(binary=True, row_factory=dict_row) as cur:
-                    yield cur
-            elif self.supports_pipeline:
-                async with conn.pipeline(), conn.cursor(binary=True, row_factory=dict_row) as cur:
-                    yield cur
-            else:
-                async with (
-                    conn.transaction(),
-                    conn.cursor(binary=True, row_factory=dict_row) as cur,
-                ):
-                    yield cur
+class DurableSaver(RememberedHistories, PoolCursor):
+    """AsyncPostgresSaver whose reads and writes wait out a lost connection (see module); the
+    performance tricks under it (agent/perf/) run them side by side on its pool and read
+    delta-stored messages incrementally."""
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         return await _retry(lambda: super(DurableSaver, self).aget_tuple(config), self.conn)
@@ -111,28 +75,14 @@ class DurableSaver(AsyncPostgresSaver):
     async def aget_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
-        """What a DeltaChannel replays (agent/state.py), from what this saver last read of the
-        thread when it can (agent/replay.py), else as the library reads it."""
-        return await _retry(lambda: self._delta_history(config, channels), self.conn)
-
-    async def _delta_history(
-        self, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        target = get_checkpoint_id(config)
-        thread_id = str(config["configurable"]["thread_id"])
-        ns = str(config["configurable"].get("checkpoint_ns", ""))
-        if target is not None:
-            async with self._cursor() as cur:
-                known = await self.histories.read(
-                    cur, self.serde, thread_id=thread_id, ns=ns, target=target, channels=channels
-                )
-            if known is not None:
-                return known
-        read = await super().aget_delta_channel_history(config=config, channels=channels)
-        if target is not None:
-            for ch, history in read.items():
-                self.histories.remember((thread_id, ns, ch), target, history)
-        return read
+        """What a DeltaChannel replays (agent/perf/delta_state.py), from what this saver last
+        read of the thread when it can (agent/perf/delta_replay.py)."""
+        return await _retry(
+            lambda: super(DurableSaver, self).aget_delta_channel_history(
+                config=config, channels=channels
+            ),
+            self.conn,
+        )
 
     async def aput(
         self,

@@ -65,7 +65,7 @@ class AgentSettings(BaseModel):
     start_slots: int = Field(default=4, ge=0)
     start_hold_s: float = Field(default=0.5, gt=0)
     # updates of a thread's messages between two full snapshots in its checkpoints (the rest
-    # are stored as deltas: agent/state.py)
+    # are stored as deltas: agent/perf/delta_state.py)
     snapshot_every: int = Field(default=400, ge=1)
 
 

@@ -42,9 +42,9 @@ from agent.middleware import (
     ToolSchemas,
 )
 from agent.perf import langsmith_inline
+from agent.perf.delta_state import delta_state
 from agent.perf.openai_stream import ChunkDicts, PlainCompletions
 from agent.prompts import SYSTEM_PROMPT
-from agent.state import delta_state
 from agent.tools.names import CONFIRM_TOOLS, describe_call
 
 Agent = CompiledStateGraph[Any, Context, Any, Any]
@@ -156,7 +156,7 @@ def build_agent(
     state: type[AgentState[Any]] | None = None,
 ) -> Agent:
     """The compiled agent graph; thread_id = conversation id, Context per run; its messages
-    checkpointed as deltas (agent/state.py); `external`: the admin's external MCP tools
+    checkpointed as deltas (agent/perf/delta_state.py); `external`: the admin's external MCP tools
     (agent/external/), offered and confirmed like the built-in ones."""
     langsmith_inline.install()
     return create_agent(

@@ -1,7 +1,8 @@
 """Where usage, metrics and traces attach to a run.
 
-The run skeleton (agent/runs/skeleton.py) builds one `RunHooks` per hook factory for every run
-and calls it at fixed points; a hook overrides what it needs. The order, for one run:
+The runner (agent/run.py) builds one `RunHooks` per hook factory for every run; the run
+skeleton (agent/runs/skeleton.py `serve`, the one place they are wired) calls each at fixed
+points; a hook overrides what it needs. The order, for one run:
 
     around()            entered first, left last, inside the run's task (a trace span)
     callbacks()         added to the run's LangChain config: every model and tool call of every

@@ -22,7 +22,6 @@ MAX_FOCUS_CHARS = 2000
 MAX_OPTIONS_CHARS = 20_000
 MAX_RESOURCES = 20
 Mode = Literal["dynamic", "none", "yaml", "diagnose"]
-MODES: tuple[Mode, ...] = ("dynamic", "none", "yaml", "diagnose")
 # A sentence ends with . ! ? or … (optionally closed by quotes/brackets) before white space.
 SENTENCE_END = re.compile(r"[.!?…][\"')\]»]*\s")
 

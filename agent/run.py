@@ -11,7 +11,6 @@ and releases the lease before it ends. `attach` and `stop` are served by agent/r
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -47,7 +46,7 @@ class Runner:
         settings: Settings,
         client: BackendClient,
         agent: Agent,
-        model: BaseChatModel | None = None,
+        model: BaseChatModel,
         tools: Sequence[BaseTool] = (),
         hooks: Sequence[HookFactory] = (),
         cancels: Cancels | None = None,
@@ -65,8 +64,6 @@ class Runner:
         self.hooks = (live, *hooks)  # then usage, metrics, traces (agent/hooks.py)
         self.client = client
         self.check_token = token_checker(lambda: self.client)  # personal access tokens
-        self.agent = agent
-        self.model = model  # the agent's model, also used by workflow llm_call steps
         self.tools = {t.name: t for t in tools}  # the agent's tools, also run by workflow steps
         self.services = state.Services(
             settings=settings, client=client, agent=agent, model=model, tools=self.tools
@@ -168,7 +165,6 @@ class Runner:
             max_chars=self.settings.agent.max_message_chars,
             default_mode=self.settings.workflow.mode,
         )
-        routing.check_mode(submit.mode)
         context = Context(
             user_token=user.token,
             user_id=user.user_id,
@@ -186,18 +182,12 @@ class Runner:
             headers=headers,
             turn=turn,
         )
-        hooks = [factory(info) for factory in self.hooks]
-        with contextlib.ExitStack() as stack:
-            for hook in hooks:
-                stack.enter_context(hook.around())
-            for hook in hooks:
-                turn.on_first_output.append(hook.first_output)
-            await skeleton.serve(
-                self.services,
-                turn=turn,
-                context=context,
-                submit=submit,
-                hooks=hooks,
-                route=routing.route,
-                run_id=info.run_id,
-            )
+        await skeleton.serve(
+            self.services,
+            turn=turn,
+            context=context,
+            submit=submit,
+            hooks=[factory(info) for factory in self.hooks],
+            route=routing.route,
+            run_id=info.run_id,
+        )

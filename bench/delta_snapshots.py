@@ -41,8 +41,8 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer  # noqa: E402
 from agent.config import Settings  # noqa: E402
 from agent.context import Context  # noqa: E402
 from agent.graph import build_agent, open_checkpointer  # noqa: E402
-from agent.replay import Histories  # noqa: E402
-from agent.state import delta_state  # noqa: E402
+from agent.perf.delta_replay import Histories  # noqa: E402
+from agent.perf.delta_state import delta_state  # noqa: E402
 from tests.support import db  # noqa: E402
 
 BYTES = """
@@ -114,7 +114,7 @@ async def one(url: str, state: type[AgentState[Any]], args: argparse.Namespace) 
         reads, read_cpu = [], []
         for _ in range(args.reads):
             saver.histories = Histories()  # a cold read: what a restarted process or another
-            started = time.perf_counter()  # replica pays (agent/replay.py spares the others)
+            started = time.perf_counter()  # replica pays (agent/perf/delta_replay.py spares others)
             started_cpu = time.process_time()
             snapshot = await agent.aget_state(config)
             reads.append(time.perf_counter() - started)

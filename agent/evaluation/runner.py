@@ -6,7 +6,8 @@ the model chose in that turn.
 - Write tools without a confirmation (create_branch) get a synthetic result (sandbox.py).
 - Threads live in an in-memory checkpointer and are deleted after their case: an evaluation
   creates no conversation, no history row and no checkpoint in the platform's database.
-- A model failure, an exhausted budget or the run deadline fails that case with the reason.
+- A model failure, an exhausted budget or the run deadline fails that case with the reason, as
+  a person's turn shows it ("CODE: message"): the same answer path (agent/runs/answer.py).
 """
 
 from __future__ import annotations
@@ -18,18 +19,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.errors import GraphRecursionError
 
 from agent import hitl
 from agent.backend_client import BackendClient
 from agent.config import Settings
 from agent.context import Context, Spent
-from agent.errors import LlmFailure
+from agent.errors import BudgetExhausted, Code
 from agent.evaluation.cases import CaseTurn, NumberedCase
 from agent.evaluation.identity import check_service, sign_in
 from agent.evaluation.sandbox import DryRunWrites
@@ -37,7 +36,9 @@ from agent.external.middleware import ExternalTools
 from agent.external.servers import ExternalServers
 from agent.graph import Agent, build_agent, build_model, close_model, recursion_limit
 from agent.hooks import RunInfo
-from agent.marks import ends_out_of_tool_budget
+from agent.runs import answer
+from agent.runs.state import within
+from agent.stream import Show, Turn
 from agent.tools.registry import build_tools
 from agent.usage import UsageHooks
 
@@ -82,12 +83,14 @@ def tools_called(messages: Sequence[BaseMessage], after_id: str) -> tuple[str, .
     )
 
 
-def _tool_budget_spent(update: dict[str, Any]) -> bool:
-    """Whether the tool-call limit ended the turn (it then answers with an AI message)."""
-    return any(
-        isinstance(data, dict) and any(map(ends_out_of_tool_budget, data.get("messages") or []))
-        for data in update.values()
-    )
+def _first_error(show: Show) -> str | None:
+    """The turn's first error message as "CODE: message" (the stream's own code and text)."""
+    _, metadata = show.record()
+    for part in metadata["parts"]:
+        shown = part["metadata"]
+        if shown.get("type") == "error":
+            return f"{shown['code']}: {shown['message']}"
+    return None
 
 
 class Evaluator:
@@ -150,28 +153,20 @@ class Evaluator:
     async def _stream(
         self, graph_input: dict[str, Any], config: RunnableConfig, context: Context
     ) -> str | None:
-        """Run the turn to its end or its first confirmation; the reason it failed, if so."""
-        deadline = self.settings.agent.run_deadline_s
-        tool_budget_spent = False
+        """Run the turn to its end or its first confirmation, on a person's answer path
+        (agent/runs/answer.py: its budgets, deadline and codes); why it failed ("CODE:
+        message"), if so."""
+        show = Show(Turn(thread_id=context.conversation_id))
         try:
-            async with asyncio.timeout(deadline):
-                async for update in self.agent.astream(
-                    graph_input, config, context=context, stream_mode="updates"
-                ):
-                    tool_budget_spent = tool_budget_spent or _tool_budget_spent(update)
-        except LlmFailure as exc:
-            return f"LLM_ERROR: {exc}"
-        except (ModelCallLimitExceededError, GraphRecursionError):
-            return "BUDGET_EXHAUSTED: the turn used up its model-call budget"
+            async with within(answer.deadline_s(self.settings)):
+                await answer.stream(self.agent, graph_input, config, context=context, show=show)
         except TimeoutError:
-            return f"DEADLINE: the turn did not finish within {deadline:g} s"
+            show.fail(BudgetExhausted(answer.OUT_OF_TIME))
         except Exception as exc:
             # As a chat run does (agent/run.py): our bug in one case must not end the others.
             log.exception("evaluation case failed")
-            return f"INTERNAL_ERROR: {type(exc).__name__}"
-        if tool_budget_spent:
-            return "BUDGET_EXHAUSTED: the turn used up its tool-call budget"
-        return None
+            return f"{Code.INTERNAL_ERROR}: {type(exc).__name__}"
+        return _first_error(show)
 
     async def run_all(
         self,

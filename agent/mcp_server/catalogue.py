@@ -12,12 +12,6 @@ from mcp import types
 
 from agent.tools.names import TOOLS, reaches
 
-RANK = {
-    "viewer": 1,
-    "editor": 2,
-    "admin": 3,
-}  # CONTRACT.md, "Identity": each role implies those below
-
 
 def may_run(roles: Iterable[str], tool: str) -> bool:
     """Whether `roles` reach the lowest role of `tool` (an unknown tool: never)."""

@@ -1,7 +1,7 @@
 """The turn's question, built once for every kind that puts one to the thread (dynamic, none,
-workflow): the messages closing the thread's open calls, earlier history when the thread has no
-checkpoint, the attachments and selected resources with their notices, the superseding of what
-is pending, and the user row queued for the history.
+workflow) and returned, not stored: the messages closing the thread's open calls (from the
+superseding, agent/runs/supersede.py), earlier history when the thread has no checkpoint, the
+attachments and selected resources with their notices, and the user row queued for the history.
 """
 
 from __future__ import annotations
@@ -16,66 +16,70 @@ from agent import hitl, recall, resources
 from agent.backend_client import BackendError
 from agent.documents import PreparedAttachments, prepare_attachments, store
 from agent.errors import Code
+from agent.runs.result import Question
 from agent.runs.state import Run
+from agent.runs.supersede import Superseded
 
 log = logging.getLogger(__name__)
 
 
-async def opening(run: Run, snapshot: Any) -> list[BaseMessage]:
-    """What goes to the thread before a new question: the messages closing its open calls (a
-    pending confirmation rejected, recorded in the history), after the earlier history when the
-    thread has no checkpoint (new, or cleared by retention) and the history has any."""
-    closing = run.reject_pending(snapshot)
-    if not hitl.has_checkpoint(snapshot) and run.lease.thread_has("has_history"):
+async def attachments_of(run: Run) -> PreparedAttachments:
+    """The submit's files, read and checked (refused before anything is stored)."""
+    return await prepare_attachments(run.submit.files, run.settings)
+
+
+async def opening(run: Run, superseded: Superseded) -> list[BaseMessage]:
+    """What goes to the thread before a new question: the messages closing its open calls,
+    after the earlier history when the thread has no checkpoint (new, or cleared by retention)
+    and the history has any."""
+    closing = list(superseded.closing)
+    if not hitl.has_checkpoint(superseded.snapshot) and run.lease.thread_has("has_history"):
         closing = [*await recall.earlier_messages(run.client, run.context), *closing]
     return closing
 
 
 async def new_message(
-    run: Run, snapshot: Any, *, supersede_workflows: bool = True
-) -> dict[str, Any]:
-    """The graph input of a new message: the messages closing the thread's open calls, then
-    the question (with its attachments and resources); its user row is queued."""
-    submit, settings = run.submit, run.settings
-    attachments = await prepare_attachments(submit.files, settings)
+    run: Run, superseded: Superseded, attachments: PreparedAttachments
+) -> Question:
+    """A new message as the thread will hold it (the messages closing the thread's open calls,
+    then the question with its attachments and resources); its user row is queued."""
+    submit, settings, snapshot = run.submit, run.settings, superseded.snapshot
     waiting = hitl.pending_of(snapshot)
-    closing = await opening(run, snapshot)
+    closing = await opening(run, superseded)
     metadata: dict[str, Any] = {}
     if attachments.documents:
         metadata["attachments"] = attachments.metadata()
     if submit.truncated:
         metadata["truncated"] = True
-        run.turn.notice(
+        run.show.notice(
             Code.TRUNCATED,
             f"Your message was longer than {settings.agent.max_message_chars:,} "
             "characters and was cut.",
         )
     for notice in attachments.notices:
-        run.turn.notice(notice.code, notice.message, notice.details)
-    run.resources = await _read_resources(run, attachments)
-    if run.resources.record:
-        metadata["resources"] = run.resources.record
+        run.show.notice(notice.code, notice.message, notice.details)
+    read = await _read_resources(run, attachments)
+    if read.record:
+        metadata["resources"] = read.record
     if submit.mode != "dynamic":
         metadata["mode"] = submit.mode
-    for item in run.resources.notices:
-        run.turn.notice(item.code, item.message, item.details)
-    text = "\n\n".join(p for p in (submit.text, run.resources.content()) if p)
+    for item in read.notices:
+        run.show.notice(item.code, item.message, item.details)
+    text = "\n\n".join(p for p in (submit.text, read.content()) if p)
     content = attachments.content(text)
     retried = None if waiting else unanswered_question(snapshot, content)
     # The same question again after a turn that never answered it (its process died, or
     # it failed or was stopped before any text): the thread keeps it once, under its id.
-    run.human = retried or HumanMessage(content=content, id=str(uuid.uuid4()))
-    if supersede_workflows:
-        run.later(run.supersede_workflows())
+    human = retried or HumanMessage(content=content, id=str(uuid.uuid4()))
     if retried is None or not await _question_saved(run):
-        run.later(_save_question(run, metadata, attachments))
-    return {"messages": [*closing, run.human]}
+        run.history.later(_save_question(run, metadata, attachments))
+    return Question(closing=tuple(closing), human=human, resources=read)
 
 
 async def _save_question(
     run: Run, metadata: dict[str, Any], attachments: PreparedAttachments
 ) -> None:
-    message_id = await run.append("user", run.submit.text, metadata)
+    message_id = await run.history.append("user", run.submit.text, metadata)
     await store.record(run.client, run.context, message_id=message_id, prepared=attachments)
 
 

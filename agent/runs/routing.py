@@ -16,23 +16,15 @@ from __future__ import annotations
 
 from agent import hitl
 from agent.backend_client import BackendError
-from agent.errors import Code, InvalidInput, Unavailable
-from agent.inputs import Mode
+from agent.errors import Code, Unavailable
 from agent.runs.kinds.diagnose import DiagnosisChat
 from agent.runs.kinds.dynamic import DynamicRun
 from agent.runs.kinds.none import NoneRun
-from agent.runs.kinds.workflow import NOT_RECORDED, WorkflowRun, choose
+from agent.runs.kinds.workflow import WorkflowRun, choose
 from agent.runs.state import Run, RunKind
+from agent.runs.supersede import NOT_RECORDED
 from agent.workflows import definitions
 from agent.workflows.records import Records
-
-MODES: frozenset[Mode] = frozenset({"dynamic", "none", "yaml", "diagnose"})
-
-
-def check_mode(mode: Mode) -> None:
-    """Refuse a mode no kind serves (before the lease is taken)."""
-    if mode not in MODES:
-        raise InvalidInput(f"The mode {mode!r} is not available.")
 
 
 async def route(run: Run) -> RunKind:
@@ -50,7 +42,7 @@ async def route(run: Run) -> RunKind:
             chosen = choose(submit.options.workflow, submit.text, found)
             if chosen is not None:
                 return WorkflowRun(definition=chosen)
-            run.turn.notice(
+            run.show.notice(
                 Code.NO_WORKFLOW_MATCHED,
                 "No workflow matches this message; the assistant answers it directly.",
             )

@@ -21,15 +21,19 @@ from __future__ import annotations
 
 import enum
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from fastapi import APIRouter
 
+from agent import inputs
 from agent.backend_client import BackendClient, BackendError
 from agent.context import Context
-from agent.errors import Code
+from agent.errors import AgentError, Busy, Code
 from agent.lease import PROCESS_ID, RENEWING, Lease, LeaseHeld
+
+if TYPE_CHECKING:
+    from agent.runs.state import Services
 
 log = logging.getLogger(__name__)
 
@@ -117,3 +121,37 @@ async def acquire(
         await lease.acquire(wait_s=1.0, take_over=str(row.get("holder")))
         return
     await lease.acquire(wait_s=ttl_s + LAPSE_MARGIN_S)
+
+
+async def take_lease(
+    services: Services, context: Context, submit: inputs.Submit, *, run_id: str | None = None
+) -> Lease:
+    """Take the conversation's lease for a run; the backend checks ownership in the same call
+    (someone else's conversation is 404) and refuses an archived one, so a run needs one round
+    trip before its first model call."""
+    settings = services.settings.agent
+    lease = Lease(
+        services.client,
+        context,
+        ttl_s=settings.lease_ttl_s,
+        run_id=run_id,
+        owner_url=settings.advertise_url,  # where viewers on other replicas reach this run
+    )
+    try:
+        # busy: taken from a holder found dead, or waited for
+        wait_s = settings.confirm_wait_s if submit.action else 0
+        await acquire(lease, services.client, context, wait_s=wait_s, ttl_s=settings.lease_ttl_s)
+    except LeaseHeld as exc:
+        raise Busy("This conversation is busy with another run.") from exc
+    except BackendError as exc:
+        if exc.code == Code.CONVERSATION_ARCHIVED:
+            if submit.action:
+                raise AgentError(
+                    "This conversation was archived.", code=Code.CHECKPOINT_EXPIRED
+                ) from exc
+            raise AgentError(
+                "This conversation is archived; restore it first.",
+                code=Code.CONVERSATION_ARCHIVED,
+            ) from exc
+        raise exc.shown() from exc
+    return lease

@@ -6,15 +6,15 @@ import json
 import time
 from typing import Any, Literal, cast
 
-from agent.stream import MAX_OUTPUT_CHARS, Turn, messages
+from agent.stream import MAX_OUTPUT_CHARS, Show, messages
 from agent.workflows.definitions import Definition, Step
 
 
 class Timeline:
     """The step messages of one execution in this turn's stream."""
 
-    def __init__(self, turn: Turn, definition: Definition, execution_id: int) -> None:
-        self.turn = turn
+    def __init__(self, show: Show, definition: Definition, execution_id: int) -> None:
+        self.show = show
         self.definition = definition
         self.execution_id = execution_id
         self._cards: dict[int, int] = {}
@@ -34,12 +34,12 @@ class Timeline:
         if step_input is not None:
             metadata["input"] = bounded(step_input)
         if index in self._cards:
-            self.turn.update(self._cards[index], metadata, "")
+            self.show.update(self._cards[index], metadata, "")
         else:
-            self._cards[index] = self.turn.card(metadata)
+            self._cards[index] = self.show.card(metadata)
 
     def text(self, index: int, delta: str) -> None:
-        self.turn.card_text(self._cards[index], delta)
+        self.show.card_text(self._cards[index], delta)
 
     def completed(self, index: int, step: Step, output: Any) -> int:
         metadata = self._finish(index, step, "completed")
@@ -56,13 +56,13 @@ class Timeline:
     ) -> messages.WorkflowStep:
         if index not in self._cards:
             self.running(index, step)
-        metadata = cast(messages.WorkflowStep, dict(self.turn.entries[self._cards[index]].metadata))
+        metadata = cast(messages.WorkflowStep, dict(self.show.card_metadata(self._cards[index])))
         metadata["status"] = status
         metadata["duration_ms"] = self.elapsed_ms(index)
         return metadata
 
     def _show(self, index: int, metadata: messages.WorkflowStep) -> int:
-        self.turn.update(self._cards[index], metadata, "")
+        self.show.update(self._cards[index], metadata, "")
         return metadata.get("duration_ms", 0)
 
     def elapsed_ms(self, index: int) -> int:

@@ -1,4 +1,4 @@
-"""What a pruned thread must keep for its DeltaChannels to be rebuilt (agent/state.py).
+"""What a pruned thread must keep for its DeltaChannels to be rebuilt (agent/perf/delta_state.py).
 
 A DeltaChannel (the agent's `messages`) is not stored in each checkpoint: LangGraph rebuilds it
 by walking a checkpoint's parents back to the nearest one that stores a value for the channel

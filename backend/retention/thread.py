@@ -12,8 +12,8 @@ Pruning keeps the latest N checkpoints of each namespace with their writes and e
 checkpoint references, and deletes a subgraph call's namespace with the root checkpoint it
 started from; it follows `AsyncPostgresSaver.aprune(strategy="keep_latest")` (which keeps one
 checkpoint, in its own transaction). Unlike it, it prunes threads that use a DeltaChannel (the
-agent's messages, agent/state.py): it also keeps every checkpoint back to the snapshot their
-messages are rebuilt from (backend/retention/replay.py).
+agent's messages, agent/perf/delta_state.py): it also keeps every checkpoint back to the
+snapshot their messages are rebuilt from (backend/retention/replay.py).
 
 The transaction first takes the thread's run lease (the backend's `agent_runs` row) as an
 uncommitted row and deletes it again before it commits: a run that starts meanwhile waits on

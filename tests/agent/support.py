@@ -160,7 +160,8 @@ def assert_valid_for_any_provider(request: dict[str, Any]) -> None:
 
 def thread_messages(database_url: str, thread_id: str) -> list[BaseMessage]:
     """The conversation's LangGraph thread as the agent reads it from its checkpointer (latest
-    checkpoint; the messages are rebuilt from their snapshot and deltas, agent/state.py)."""
+    checkpoint; the messages are rebuilt from their snapshot and deltas,
+    agent/perf/delta_state.py)."""
 
     async def read() -> list[BaseMessage]:
         settings = AgentSettings()

@@ -66,7 +66,7 @@ def test_the_model_input_stays_within_the_token_budget_on_a_long_conversation(
     last = fake_llm.requests[-1]
     assert _contents(last)[-1].startswith(f"Question {turns - 1}")
     assert last["messages"][1]["role"] == "user" and len(last["messages"]) < 2 * turns
-    # the thread keeps every message (its checkpoints hold them as deltas, agent/state.py)
+    # the thread keeps every message (its checkpoints hold deltas, agent/perf/delta_state.py)
     assert len(thread_messages(database_url, cid)) == 2 * turns
 
 

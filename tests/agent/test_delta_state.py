@@ -1,6 +1,7 @@
-"""The agent's messages checkpointed as deltas (agent/state.py), on the real Postgres checkpointer:
-each message stored once, a thread read back exactly (by this process and by a fresh one), a
-thread written before the change resumed with its history and its pending confirmation, and
+"""The agent's messages checkpointed as deltas (agent/perf/delta_state.py), on the real Postgres
+checkpointer: each message stored once, a thread read back exactly (by this process and by a
+fresh one), a thread written before the change resumed with its history and its pending
+confirmation, and
 retention pruning a delta thread to its latest checkpoints without losing a message. The graph is
 the agent's own (build_agent: our middleware, HumanInTheLoop), run in-process with a scripted
 model and local tools: the checkpoints are the product's, no processes are needed."""
@@ -23,7 +24,7 @@ from agent.config import Settings
 from agent.context import Context
 from agent.graph import build_agent, open_checkpointer, recursion_limit
 from agent.hitl import pending_of, resolve
-from agent.state import delta_state
+from agent.perf.delta_state import delta_state
 from backend.db import create_engine
 from backend.retention import thread as retention
 from tests.agent.unit.scripted import ScriptedModel, say
@@ -299,7 +300,7 @@ def test_retention_prunes_a_thread_written_before_the_change_and_it_resumes_as_a
 def test_one_process_reading_its_thread_turn_after_turn_gets_what_a_fresh_one_reads(
     database_url, thread, snapshot_every
 ):
-    """The saver's remembered histories (agent/replay.py): extended turn by turn, across
+    """The saver's remembered histories (agent/perf/delta_replay.py): extended turn by turn, across
     snapshots (every 6 updates: at most every other turn) and a confirmation, always equal to
     the library's read."""
     state = delta_state(snapshot_every)

@@ -28,7 +28,9 @@ from agent.diagnosis.summary import summarise
 from agent.errors import Code, InvalidInput
 from agent.middleware import llm_failure
 from agent.runs.question import opening
+from agent.runs.result import RunResult, ThreadWrite
 from agent.runs.state import Run
+from agent.runs.supersede import Superseded
 
 log = logging.getLogger(__name__)
 UNFINISHED = {"code": Code.CANCELLED, "message": "The diagnosis stopped before this call finished."}
@@ -37,7 +39,7 @@ UNFINISHED = {"code": Code.CANCELLED, "message": "The diagnosis stopped before t
 class DiagnosisChat:
     """One evidence-based diagnosis, persisted like a chat turn (a `RunKind`)."""
 
-    links_row = False
+    supersedes_at_once = False
     out_of_time = None  # past its deadline a diagnosis is `stopped` with DEADLINE, not an error
 
     def __init__(self) -> None:
@@ -49,26 +51,27 @@ class DiagnosisChat:
         self._shown: list[str] = []  # call ids of the cards this run started
         self._final = ""  # the text of the model's last round
 
-    async def prepare(self, run: Run) -> None:
+    async def check(self, run: Run) -> None:
         _check_input(run)
-        snapshot, self.previous = await asyncio.gather(
-            run.agent.aget_state(run.config),
+
+    async def prepare(self, run: Run, superseded: Superseded | None) -> None:
+        assert superseded is not None, "a diagnosis is a new message"
+        self.previous, self.closing = await asyncio.gather(
             previous_diagnosis(
                 run.client, run.context, max_bytes=run.settings.diagnosis.max_previous_bytes
             ),
+            opening(run, superseded),
         )
-        self.closing = await opening(run, snapshot)
-        run.later(run.supersede_workflows())
-        run.append_later("user", run.submit.text, {"mode": "diagnose"})
+        run.history.append_later("user", run.submit.text, {"mode": "diagnose"})
 
     async def execute(self, run: Run) -> None:
         self.diagnosis = DiagnosisRun(
             run.settings.diagnosis,
-            model=run.services.diagnosis_model(),
+            model=run.model,  # the agent's: one client for the process, closed with it
             tools=evidence_tools(run.client),
         )
         outcome = await self._diagnose(run, self.diagnosis)
-        await self._conclude(run, outcome)
+        self._conclude(run, outcome)
 
     def deadline_s(self, run: Run) -> float:
         return run.settings.diagnosis.deadline_s
@@ -76,10 +79,20 @@ class DiagnosisChat:
     async def stop(self, run: Run, reason: Code) -> None:
         if self.diagnosis is not None and self.outcome is None:
             why: StopReason = Code.DEADLINE if reason == Code.DEADLINE else Code.CANCELLED
-            await self._conclude(run, self.diagnosis.stopped(why))
+            self._conclude(run, self.diagnosis.stopped(why))
 
-    async def stored(self, run: Run) -> None:
-        pass
+    def result(self, run: Run) -> RunResult:
+        """The turn's row (the summary, the cards and the `diagnosis` message), and for the
+        thread the question and the outcome's summary, so the next chat turn can refer to it."""
+        _, metadata = run.show.record()
+        about = {"query": run.submit.text}
+        thread: tuple[ThreadWrite, ...] = ()
+        if self.outcome is not None:
+            about["run_id"] = self.outcome.run_id
+            told = (*self.closing, HumanMessage(content=run.submit.text), AIMessage(self.summary))
+            thread = (ThreadWrite(told, "model"),)
+        row = (self.summary, {**metadata, "mode": "diagnose", "diagnosis": about})
+        return RunResult(thread=thread, row=row)
 
     async def _diagnose(self, run: Run, diagnosis: DiagnosisRun) -> DiagnosisOutcome:
         question = model_input(run.submit.text, focus=run.submit.focus, previous=self.previous)
@@ -114,39 +127,21 @@ class DiagnosisChat:
                 if node == "model" and isinstance(message, AIMessage):
                     self._final = "" if message.tool_calls else message.text
                     for call in message.tool_calls:
-                        run.turn.tool_start(call)
+                        run.show.tool_start(call)
                         self._shown.append(call["id"] or "")
                 elif isinstance(message, ToolMessage):
-                    run.turn.tool_result(_card(message))
+                    run.show.tool_result(_card(message))
 
-    async def _conclude(self, run: Run, outcome: DiagnosisOutcome) -> None:
-        """Show the outcome, tell the thread, persist the turn."""
+    def _conclude(self, run: Run, outcome: DiagnosisOutcome) -> None:
+        """Show the outcome (the thread is told through `result`)."""
         self.outcome = outcome
         for call_id in self._shown:
-            if run.turn.is_open(call_id):
+            if run.show.is_open(call_id):
                 content = json.dumps({"error": UNFINISHED})
-                run.turn.tool_result(ToolMessage(content, tool_call_id=call_id, status="error"))
+                run.show.tool_result(ToolMessage(content, tool_call_id=call_id, status="error"))
         metadata = outcome.metadata()
         self.summary = summarise(metadata)
-        run.turn.diagnosis(metadata, self.summary)
-        if not run.lease_gone:  # else another run owns the thread now
-            await self._remember(run)
-
-    async def _remember(self, run: Run) -> None:
-        """Add the question and the outcome's summary to the conversation's agent thread."""
-        messages = [
-            *self.closing,
-            HumanMessage(content=run.submit.text),
-            AIMessage(content=self.summary),
-        ]
-        await run.write_thread(messages, as_node="model")
-
-    def record(self, run: Run) -> tuple[str, dict[str, Any]]:
-        _, metadata = run.turn.record()
-        about = {"query": run.submit.text}
-        if self.outcome is not None:
-            about["run_id"] = self.outcome.run_id
-        return self.summary, {**metadata, "mode": "diagnose", "diagnosis": about}
+        run.show.diagnosis(metadata, self.summary)
 
 
 def _check_input(run: Run) -> None:

@@ -18,8 +18,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from agent import hitl
 from agent.backend_client import BackendError
 from agent.errors import AgentError, Code, Unavailable
-from agent.runs.question import new_message
-from agent.runs.state import LEASE_LOST, SUPERSEDED, Run
+from agent.resources import PreparedResources
+from agent.runs.question import attachments_of, new_message
+from agent.runs.result import RunResult, ThreadWrite
+from agent.runs.state import LEASE_LOST, Run
+from agent.runs.supersede import NOT_RECORDED, Superseded
 from agent.workflows import definitions, matcher
 from agent.workflows.definitions import Definition
 from agent.workflows.engine import (
@@ -34,7 +37,6 @@ from agent.workflows.records import Records
 from agent.workflows.timeline import Timeline
 
 log = logging.getLogger(__name__)
-NOT_RECORDED = "The platform could not record the workflow; try again."
 STOPPED = {
     Code.CANCELLED: "The person stopped the workflow.",
     Code.USAGE_LIMIT: "The daily budget was used up.",
@@ -45,7 +47,7 @@ class WorkflowRun:
     """One workflow execution: a new one (`definition`), or a waiting one resumed by the
     person's decision (`waiting`, the backend's execution row)."""
 
-    links_row = True  # the execution's record links the turn's row (`stored`)
+    supersedes_at_once = True  # a waiting workflow is cancelled before this one might pause
     out_of_time = "This workflow ran out of time."
 
     def __init__(
@@ -53,15 +55,23 @@ class WorkflowRun:
     ) -> None:
         self.definition = definition
         self.waiting = waiting
+        self.superseded: Superseded | None = None
         self.execution: Execution | None = None
         self.question = ""
         self.human: HumanMessage | None = None
         self.records: Records | None = None
+        self.resources = PreparedResources()
+        self.closing: tuple[BaseMessage, ...] = ()  # the thread's open agent calls, answered
+        self.answer: str | None = None  # the workflow's answer, for the thread
         # the execution's status, written once the turn's row is stored: (id, status, fields)
         self.conclusion: tuple[int, str, dict[str, Any]] | None = None
 
-    async def prepare(self, run: Run) -> None:
+    async def check(self, run: Run) -> None:
+        pass
+
+    async def prepare(self, run: Run, superseded: Superseded | None) -> None:
         self.records = Records(run.client, run.context)
+        self.superseded = superseded
 
     async def execute(self, run: Run) -> None:
         try:
@@ -77,14 +87,14 @@ class WorkflowRun:
 
     async def stop(self, run: Run, reason: Code) -> None:
         """Close the step under way: past the deadline the workflow fails there; a lost lease
-        cancels it with nothing written to the thread (another run owns it); the person's
-        stop or the daily budget cancels it and the thread is told."""
+        cancels it (the thread is left to the run that took it); the person's stop or the
+        daily budget cancels it and the thread is told."""
         execution, self.execution = self.execution, None
         if execution is None:
             return
         if reason == Code.DEADLINE:
             error = {"code": Code.BUDGET_EXHAUSTED, "message": "the workflow ran out of time"}
-            await self._conclude(run, execution, await execution.abandon(error))
+            self._conclude(run, execution, await execution.abandon(error))
         elif reason in LEASE_LOST:
             error = {"code": Code.CANCELLED, "message": LEASE_LOST[reason]}
             await self._abandoned(execution, error)
@@ -92,17 +102,26 @@ class WorkflowRun:
             message = STOPPED.get(reason, STOPPED[Code.CANCELLED])
             error = {"code": Code.CANCELLED, "message": message}
             await execution.abandon(error)
-            await self._remember(run, f"The workflow {execution.definition.name} was stopped.")
+            self.answer = f"The workflow {execution.definition.name} was stopped."
             self.conclusion = (execution.execution_id, "cancelled", {"error": error})
 
-    def record(self, run: Run) -> tuple[str, dict[str, Any]]:
-        return run.turn.record()
+    def result(self, run: Run) -> RunResult:
+        """The thread's open agent calls answered, then the question and the workflow's answer
+        (for later agent turns); the turn's row, which the execution's record links."""
+        thread: list[ThreadWrite] = []
+        if self.closing:  # their interrupt is superseded
+            thread.append(ThreadWrite(self.closing, "tools"))
+        if self.answer is not None:
+            question = self.human or HumanMessage(content=self.question)
+            thread.append(ThreadWrite((question, AIMessage(content=self.answer)), "model"))
+        then = self._link if self.conclusion is not None else None
+        return RunResult(thread=tuple(thread), row=run.show.record(), then=then)
 
-    async def stored(self, run: Run) -> None:
+    async def _link(self, message_id: int | None) -> None:
         """Link the execution to the turn's stored row, with its status."""
-        if self.conclusion is not None:
-            execution_id, status, fields = self.conclusion
-            await self._records.update(execution_id, status, message_id=run.message_id, **fields)
+        assert self.conclusion is not None
+        execution_id, status, fields = self.conclusion
+        await self._records.update(execution_id, status, message_id=message_id, **fields)
 
     @property
     def _records(self) -> Records:
@@ -112,18 +131,13 @@ class WorkflowRun:
     # -- a new message ------------------------------------------------------------------------
 
     async def _new(self, run: Run) -> None:
-        assert self.definition is not None
-        # Cancel a waiting workflow before this one starts (not later: it might pause too).
-        for pending in await run.cancel_waiting_workflows():
-            run.append_later(**hitl.decision_record(pending, "reject", reason=SUPERSEDED))
-        snapshot = await run.agent.aget_state(run.config)
-        graph_input = await new_message(run, snapshot, supersede_workflows=False)
-        closing: list[BaseMessage] = graph_input["messages"][:-1]
-        if closing:  # answer the thread's open agent calls now (their interrupt is superseded)
-            await run.write_thread(closing, as_node="tools")
+        assert self.definition is not None and self.superseded is not None
+        attachments = await attachments_of(run)
+        question = await new_message(run, self.superseded, attachments)
+        self.closing, self.resources = question.closing, question.resources
         request = _request(run)
         execution_id = await self._records.start(self.definition.name, request)
-        self.question, self.human = request["text"], run.human
+        self.question, self.human = request["text"], question.human
         await self._drive(run, self._execution(run, self.definition, execution_id, request, {}))
 
     # -- running and concluding ---------------------------------------------------------------
@@ -139,7 +153,7 @@ class WorkflowRun:
         self.execution = execution  # what `stop` closes if the run ends early
         outcome: ExecutionOutcome = await execution.run(start=start, approved=approved)
         self.execution = None
-        await self._conclude(run, execution, outcome)
+        self._conclude(run, execution, outcome)
 
     async def _abandoned(self, execution: Execution, error: dict[str, Any]) -> None:
         try:
@@ -148,18 +162,18 @@ class WorkflowRun:
         except BackendError as exc:
             log.warning("could not close workflow %s: %s", execution.execution_id, exc)
 
-    async def _conclude(self, run: Run, execution: Execution, outcome: ExecutionOutcome) -> None:
+    def _conclude(self, run: Run, execution: Execution, outcome: ExecutionOutcome) -> None:
         name = execution.definition.name
         if isinstance(outcome, Paused):
             schema = hitl.argument_schema(run.tools.get(outcome.pending.tool))
-            run.turn.confirm(dataclasses.replace(outcome.pending, schema=schema))
+            run.show.confirm(dataclasses.replace(outcome.pending, schema=schema))
             record = {**outcome.pending.record(), "step_index": outcome.step_index}
             self.conclusion = (execution.execution_id, "waiting", {"pending": record})
             return
         fields: dict[str, Any]
         if isinstance(outcome, Completed):
             answer = outcome.final_answer
-            run.turn.text(f"workflow-{execution.execution_id}", answer)
+            run.show.text(f"workflow-{execution.execution_id}", answer)
             status, fields = "completed", {"final_answer": answer}
         else:
             where = (
@@ -168,15 +182,10 @@ class WorkflowRun:
             answer = f"The workflow {name} stopped at {where}: {outcome.error['message']}"
             if outcome.error["code"] != Code.BUDGET_EXHAUSTED:  # the skeleton says that one
                 details = {"workflow": name, **outcome.error}
-                run.turn.fail(AgentError(answer, code=Code.WORKFLOW_FAILED, details=details))
+                run.show.fail(AgentError(answer, code=Code.WORKFLOW_FAILED, details=details))
             status, fields = "failed", {"error": outcome.error}
-        await self._remember(run, answer)
+        self.answer = answer
         self.conclusion = (execution.execution_id, status, fields)
-
-    async def _remember(self, run: Run, answer: str) -> None:
-        """Add the question and the workflow's answer to the thread (for later agent turns)."""
-        messages = [self.human or HumanMessage(content=self.question), AIMessage(content=answer)]
-        await run.write_thread(messages, as_node="model")
 
     def _execution(
         self,
@@ -207,9 +216,9 @@ class WorkflowRun:
             definition=definition,
             execution_id=execution_id,
             services=services,
-            timeline=Timeline(run.turn, definition, execution_id),
+            timeline=Timeline(run.show, definition, execution_id),
             template_context=template_context,
-            extra_prompt=run.resources.content(),
+            extra_prompt=self.resources.content(),
         )
 
     # -- a decision ---------------------------------------------------------------------------
@@ -239,7 +248,7 @@ class WorkflowRun:
                     "Nothing is waiting any more.", code=Code.NO_PENDING_CONFIRMATION
                 ) from exc
             raise
-        run.append_later(**hitl.decision_record(pending, run.submit.action, edited=edited))
+        run.history.append_later(**hitl.decision_record(pending, run.submit.action, edited=edited))
         if edited is not None:  # the step runs the person's arguments
             pending = dataclasses.replace(pending, args=edited)
         request = dict(waiting.get("input") or {})
@@ -251,7 +260,7 @@ class WorkflowRun:
             failed = Failed(
                 index, "?", {"code": Code.WORKFLOW_FAILED, "message": "the workflow is gone"}
             )
-            await self._conclude(run, self._orphan(run, waiting), failed)
+            self._conclude(run, self._orphan(run, waiting), failed)
             return
         outputs = {
             s["step_name"]: s["output"]
@@ -278,8 +287,8 @@ class WorkflowRun:
         )
         name = execution.definition.name
         message = f"The workflow {name} stopped: the person rejected {step.name}."
-        run.turn.notice(Code.WORKFLOW_STOPPED, message, {"workflow": name})
-        await self._remember(run, message)
+        run.show.notice(Code.WORKFLOW_STOPPED, message, {"workflow": name})
+        self.answer = message
         self.conclusion = (execution.execution_id, "cancelled", {"error": error})
 
     def _orphan(self, run: Run, waiting: dict[str, Any]) -> Execution:

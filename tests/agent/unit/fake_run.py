@@ -1,6 +1,7 @@
 """A run without processes: a fake backend client (answers as the backend would, keeps the
-calls), a fake lease, a fake agent graph (an empty thread; writes kept) and the real `Run`,
-for tests of the skeleton and the kinds (test_lease_loss.py, test_run_skeleton.py)."""
+calls), a fake lease, a fake agent graph (an empty thread; writes kept) and the real `Run` with
+its turn and its end (`FakeRun`), for tests of the skeleton and the kinds (test_lease_loss.py,
+test_run_skeleton.py)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from langgraph.types import StateSnapshot
 from agent.config import Settings
 from agent.context import Context
 from agent.inputs import Options, Submit
+from agent.runs.skeleton import End, open_run
 from agent.runs.state import Run, Services
 from agent.stream import Turn
 
@@ -92,9 +94,16 @@ class ToolModel(GenericFakeChatModel):
         return self
 
 
+class FakeRun(Run):
+    """The real `Run`, with the turn it shows in and its end kept for the test to read."""
+
+    turn: Turn
+    end: End
+
+
 def make_run(
     backend: FakeBackend, agent: FakeAgent, lease: FakeLease, *, mode: str, model: Any
-) -> Run:
+) -> FakeRun:
     services = Services(
         settings=Settings(),
         client=backend,  # type: ignore[arg-type]
@@ -115,4 +124,8 @@ def make_run(
         mode=mode,  # type: ignore[arg-type]
     )
     turn = Turn(thread_id=CID)
-    return Run(services, turn=turn, context=context, submit=submit, lease=lease)  # type: ignore[arg-type]
+    run, end = open_run(services, turn=turn, context=context, submit=submit, lease=lease)  # type: ignore[arg-type]
+    run.__class__ = FakeRun
+    fake: FakeRun = run  # type: ignore[assignment]
+    fake.turn, fake.end = turn, end
+    return fake

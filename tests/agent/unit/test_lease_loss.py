@@ -21,7 +21,8 @@ from agent.inputs import Submit
 from agent.lease import Lease
 from agent.runs.kinds.diagnose import DiagnosisChat
 from agent.runs.kinds.workflow import WorkflowRun
-from agent.runs.skeleton import drive
+from agent.runs.result import ThreadWrite
+from agent.runs.skeleton import drive, write_thread
 from agent.runs.state import Run, RunKind
 from agent.workflows.definitions import Definition, LlmStep
 from tests.agent.unit.fake_run import (
@@ -29,17 +30,18 @@ from tests.agent.unit.fake_run import (
     FakeAgent,
     FakeBackend,
     FakeLease,
+    FakeRun,
     ToolModel,
     make_run,
 )
 
 
-async def _drive(run: Run, kind: RunKind) -> AgentError:
+async def _drive(run: FakeRun, kind: RunKind) -> AgentError:
     async def route(_: Run) -> RunKind:
         return kind
 
     with pytest.raises(AgentError) as stopped:
-        await drive(run, route)
+        await drive(run, route, run.end)
     return stopped.value
 
 
@@ -67,7 +69,7 @@ async def test_a_workflow_run_stops_at_the_next_step_once_its_lease_is_lost() ->
     assert [b["role"] for b in backend.paths("POST", r"/messages$")] == ["user"]  # awaited
     assert backend.paths("PATCH", r"/executions/7$")[-1]["status"] == "cancelled"
     assert agent.updates == []  # the thread belongs to the run that took the lease
-    assert run.ending == {}  # no answer row or debug record left for the run's end to store
+    assert run.end.parts == {}  # no answer row or debug record left for the run's end to store
 
 
 async def test_a_diagnosis_run_stops_before_its_next_round_once_its_lease_is_lost() -> None:
@@ -82,7 +84,7 @@ async def test_a_diagnosis_run_stops_before_its_next_round_once_its_lease_is_los
     assert agent.updates == []
     (shown,) = [e.metadata for e in run.turn.entries if e.metadata.get("type") == "diagnosis"]
     assert shown["outcome"] == "stopped" and shown["stop_reason"] == Code.CANCELLED
-    assert run.ending == {}
+    assert run.end.parts == {}
 
 
 async def test_a_bad_file_after_a_queued_write_still_stores_that_write() -> None:
@@ -90,7 +92,7 @@ async def test_a_bad_file_after_a_queued_write_still_stores_that_write() -> None
     (a coroutine never awaited), when a file is refused."""
     backend, agent = FakeBackend(), FakeAgent()
     run = make_run(backend, agent, FakeLease(), mode="yaml", model=None)
-    run.append_later("assistant", "rejected", {"type": "decision"})
+    run.history.append_later("assistant", "rejected", {"type": "decision"})
     run.submit = Submit(
         text="x", files=["/etc/passwd"], conversation_id=CID, action="", focus=None, mode="yaml"
     )
@@ -143,7 +145,7 @@ async def test_a_run_streaming_an_answer_stops_mid_answer_once_its_lease_is_lost
 async def test_a_run_streaming_past_its_deadline_times_out_as_before() -> None:
     backend, agent = FakeBackend(), FakeAgent()
     run = make_run(backend, agent, FakeLease(), mode="dynamic", model=None)
-    run.settings = Settings(agent={"run_deadline_s": 0.1})
+    run.services.settings = Settings(agent={"run_deadline_s": 0.1})
     with pytest.raises(TimeoutError):
         async with run.running(run.settings.agent.run_deadline_s):
             await asyncio.sleep(30)
@@ -157,8 +159,8 @@ async def test_a_run_that_lost_its_lease_writes_nothing_into_the_thread() -> Non
     run = make_run(backend, agent, FakeLease(lambda: lost), mode="dynamic", model=None)
     closing = [AIMessage("partial", id="a1")]
 
-    await run.write_thread(closing, as_node="model")
+    await write_thread(run, [ThreadWrite(tuple(closing), "model")])
     lost = True
-    await run.write_thread(closing, as_node="model")
+    await write_thread(run, [ThreadWrite(tuple(closing), "model")])
 
     assert agent.updates == [{"messages": closing}]  # the first only

@@ -1,5 +1,13 @@
 """The agent's state schema: its `messages` stored as deltas, not copied whole at every step.
 
+Saves: checkpoint data growing with the square of a thread's length (docs/architecture.md,
+"Checkpoints that grow with what is new").
+Bench: `uv run python bench/delta_snapshots.py` (bytes stored and read time per layout).
+Remove when: `create_agent`'s own state stores messages as deltas, or when the pin's upper bound
+(pyproject.toml, `langgraph`) has to move and tests/agent/unit/test_perf_tricks.py no longer finds
+the private reducer used here (`langgraph.graph.message._messages_delta_reducer`) or
+`DeltaChannel(snapshot_frequency=)`.
+
 `create_agent`'s own state declares `messages` with `add_messages` on a channel that keeps its
 whole value: the Postgres checkpointer then writes the full message list as a new blob at every
 graph step that changed it (four per tool turn), so a thread's checkpoint data grows with the

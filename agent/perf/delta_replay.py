@@ -1,8 +1,18 @@
 """Reading a thread's delta-stored messages without replaying its whole history at every read.
 
-With `messages` on a DeltaChannel (agent/state.py) a checkpoint holds no copy of them: LangGraph
-asks the checkpointer for the channel's history (`aget_delta_channel_history`: the nearest
-snapshot and every write since) and replays it. A turn reads its thread twice (the run's
+Saves: the library's read of a thread's delta history (up to a thousand checkpoint rows and every
+write since the snapshot, deserialised) at each of a turn's two reads; a cold read against a
+remembered one is in bench/delta_snapshots.py's table.
+Bench: `uv run python bench/delta_snapshots.py` (the "read" columns, cold and remembered).
+Remove when: LangGraph reads a delta history incrementally itself, or when the pin's upper bound
+(pyproject.toml, `langgraph-checkpoint`) has to move and tests/agent/unit/test_perf_tricks.py no
+longer finds the private name used here (`langgraph.checkpoint.serde.types._DeltaSnapshot`) or the
+saver's `aget_delta_channel_history` and `_cursor`.
+
+With `messages` on a DeltaChannel (agent/perf/delta_state.py) a checkpoint holds no copy of
+them: LangGraph asks the checkpointer for the channel's history
+(`aget_delta_channel_history`: the nearest snapshot and every write since) and replays it.
+A turn reads its thread twice (the run's
 `aget_state`, then the graph's own load), and the library's read pages over up to a thousand
 checkpoint rows and deserializes every write since the snapshot: its cost grows with the
 conversation (up to `agent.snapshot_every` writes), which is what the change set out to stop.
@@ -29,7 +39,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langgraph.checkpoint.base import DeltaChannelHistory, PendingWrite, writes_sort_key
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    DeltaChannelHistory,
+    PendingWrite,
+    get_checkpoint_id,
+    writes_sort_key,
+)
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 
@@ -167,3 +184,34 @@ def _ordered(
         ),
     )
     return [(r["task_id"], ch, serde.loads_typed((r["type"], r["blob"]))) for r in ordered]
+
+
+class RememberedHistories(AsyncPostgresSaver):
+    """AsyncPostgresSaver that reads delta-stored messages from what it last read (`Histories`)."""
+
+    histories: Histories
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.histories = Histories()
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """What a DeltaChannel replays, from what this saver last read of the thread when it
+        can, else as the library reads it (remembered in turn)."""
+        target = get_checkpoint_id(config)
+        thread_id = str(config["configurable"]["thread_id"])
+        ns = str(config["configurable"].get("checkpoint_ns", ""))
+        if target is not None:
+            async with self._cursor() as cur:
+                known = await self.histories.read(
+                    cur, self.serde, thread_id=thread_id, ns=ns, target=target, channels=channels
+                )
+            if known is not None:
+                return known
+        read = await super().aget_delta_channel_history(config=config, channels=channels)
+        if target is not None:
+            for ch, history in read.items():
+                self.histories.remember((thread_id, ns, ch), target, history)
+        return read

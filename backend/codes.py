@@ -72,3 +72,7 @@ class Code(StrEnum):
     # object storage
     INVALID_KEY = "INVALID_KEY"
     STORAGE_UNAVAILABLE = "STORAGE_UNAVAILABLE"
+    # schedules (a run's `error.code`; the agent's own stream codes pass through as they come)
+    RUN_INTERRUPTED = "RUN_INTERRUPTED"
+    AGENT_UNAVAILABLE = "AGENT_UNAVAILABLE"
+    OWNER_INACTIVE = "OWNER_INACTIVE"

@@ -13,6 +13,7 @@ from backend.feedback import models as feedback_models
 from backend.knowledge import models as knowledge_models
 from backend.mcp_tools import models as mcp_models
 from backend.oplogs import models as oplog_models
+from backend.schedules import models as schedule_models
 from backend.sharing import models as sharing_models
 from backend.storage import models as storage_models
 from backend.superset import models as superset_models
@@ -33,6 +34,7 @@ __all__ = [
     "knowledge_models",
     "mcp_models",
     "oplog_models",
+    "schedule_models",
     "sharing_models",
     "storage_models",
     "superset_models",

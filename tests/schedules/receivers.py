@@ -20,7 +20,7 @@ class Mailbox:
 
     messages: list[tuple[list[str], str]] = field(default_factory=list)
 
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         del server, session
         self.messages.append((list(envelope.rcpt_tos), envelope.content.decode("utf-8", "replace")))
         return "250 Message accepted for delivery"
@@ -62,7 +62,7 @@ class WebhookReceiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 with receiver._lock:
                     receiver.received.append(Hook(self.path, dict(self.headers), body))

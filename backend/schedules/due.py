@@ -20,14 +20,13 @@ from backend.schedules.rules import timing_of
 BATCH = 100
 # a run committed without its job for this long (its process died in between) is queued again
 UNLAUNCHED_AFTER = timedelta(seconds=30)
+Launch = tuple[uuid.UUID, uuid.UUID]  # (run id, schedule id)
 
 
-async def claim_due(
-    factory: async_sessionmaker[AsyncSession], settings: Settings
-) -> list[uuid.UUID]:
+async def claim_due(factory: async_sessionmaker[AsyncSession], settings: Settings) -> list[Launch]:
     """Create the runs of every schedule due now; the ids of those to execute."""
     now = timing.now()
-    launch: list[uuid.UUID] = []
+    launch: list[Launch] = []
     async with factory() as session:
         rows = await session.scalars(
             select(Schedule)
@@ -57,24 +56,24 @@ async def claim_due(
             row.next_run_at = plan.next_run_at
             await session.flush()
             if plan.run:
-                launch.append(run.id)
+                launch.append((run.id, row.id))
             else:
                 metrics.FIRINGS.labels(kind="any", status="skipped").inc()
         await session.commit()
     return launch
 
 
-async def unlaunched(factory: async_sessionmaker[AsyncSession]) -> list[uuid.UUID]:
+async def unlaunched(factory: async_sessionmaker[AsyncSession]) -> list[Launch]:
     """Runs committed as running whose job never started (the launcher died in between)."""
     async with factory() as session:
-        found = await session.scalars(
-            select(ScheduleRun.id).where(
+        found = await session.execute(
+            select(ScheduleRun.id, ScheduleRun.schedule_id).where(
                 ScheduleRun.status == "running",
                 ScheduleRun.job_id.is_(None),
                 ScheduleRun.started_at < utcnow() - UNLAUNCHED_AFTER,
             )
         )
-        return list(found)
+        return [(run_id, schedule_id) for run_id, schedule_id in found.all()]
 
 
 async def interrupt(factory: async_sessionmaker[AsyncSession], job_id: int) -> None:

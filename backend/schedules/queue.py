@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import uuid
 from typing import Any
 
@@ -18,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from backend.config import Settings
 from backend.db import sync_url
-from backend.schedules import deliveries, due, firing
+from backend.schedules import deliveries, due, firing, timing
 from backend.schedules.backoff import Backoff
 
 log = logging.getLogger("backend.schedules")
@@ -78,31 +79,38 @@ class ScheduleQueue:
         self.fire_task = fire
         self.deliver_task = deliver
 
-    async def launch(self, run_id: uuid.UUID) -> None:
-        """Queue the firing of a run whose row is committed (once: a second launch is a no-op)."""
+    async def launch(self, run_id: uuid.UUID, schedule_id: uuid.UUID) -> None:
+        """Queue the firing of a run whose row is committed (once: a second launch is a no-op);
+        one schedule's firings run one after the other (its conversation takes one turn)."""
+        deferrer = self.fire_task.configure(
+            queueing_lock=f"run:{run_id}", lock=f"schedule:{schedule_id}"
+        )
         with contextlib.suppress(procrastinate_errors.AlreadyEnqueued):
-            await self.fire_task.configure(queueing_lock=f"run:{run_id}").defer_async(
-                run_id=str(run_id)
-            )
+            await deferrer.defer_async(run_id=str(run_id))
 
     async def tick(self) -> None:
         """Claim every due schedule (once, whichever worker ticks), end the firings whose
         worker died, and queue what is due."""
         await self._interrupt_stalled()
-        for run_id in await due.claim_due(self.factory, self.settings):
-            await self.launch(run_id)
-        for run_id in await due.unlaunched(self.factory):
-            await self.launch(run_id)
+        for run_id, schedule_id in await due.claim_due(self.factory, self.settings):
+            await self.launch(run_id, schedule_id)
+        for run_id, schedule_id in await due.unlaunched(self.factory):
+            await self.launch(run_id, schedule_id)
 
     async def _interrupt_stalled(self) -> None:
-        stalled = await self.app.job_manager.get_stalled_jobs(
-            task_name=FIRE, seconds_since_heartbeat=self._stalled_after()
-        )
+        """Jobs whose worker stopped sending heartbeats: a firing is ended RUN_INTERRUPTED
+        (never run twice), a delivery tried again, a tick dropped."""
+        manager = self.app.job_manager
+        stalled = await manager.get_stalled_jobs(seconds_since_heartbeat=self._stalled_after())
         for job in stalled:
             if job.id is None:
                 continue
-            await due.interrupt(self.factory, job.id)
-            await self.app.job_manager.finish_job_by_id_async(
+            if job.task_name == DELIVER:
+                await manager.retry_job_by_id_async(job_id=job.id, retry_at=timing.now())
+                continue
+            if job.task_name == FIRE:
+                await due.interrupt(self.factory, job.id)
+            await manager.finish_job_by_id_async(
                 job_id=job.id, status=Status.FAILED, delete_job=False
             )
 
@@ -117,6 +125,7 @@ class ScheduleQueue:
     async def _run_worker(self) -> None:
         options: dict[str, Any] = {
             "concurrency": self.settings.schedules.concurrency,
+            "name": f"backend-{os.getpid()}",
             "install_signal_handlers": False,
             "update_heartbeat_interval": 2.0,
             "stalled_worker_timeout": self._stalled_after(),

@@ -28,7 +28,7 @@ from backend.schedules.schemas import (
 )
 
 # Starts a run's job once its row is committed (backend/schedules/queue.py).
-Launch = Callable[[uuid.UUID], Awaitable[None]]
+Launch = Callable[[uuid.UUID, uuid.UUID], Awaitable[None]]
 MAX_LISTED = 500
 TIMING_FIELDS = frozenset({"cron", "every_s", "timezone"})
 
@@ -159,7 +159,7 @@ async def run_now(
     await session.flush()
     _audit(session, actor, "run", row)
     await session.commit()
-    await launch(run.id)
+    await launch(run.id, row.id)
     return RunStarted(run_id=run.id)
 
 

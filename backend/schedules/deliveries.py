@@ -24,21 +24,20 @@ class DeliveryFailed(Exception):
     """An attempt failed and another will follow (procrastinate retries the job)."""
 
 
-async def create(factory: async_sessionmaker[AsyncSession], run_id: uuid.UUID) -> list[int]:
-    """A pending delivery per channel the schedule names; their ids."""
-    async with factory() as session:
-        run = await session.get(ScheduleRun, run_id)
-        schedule = await session.get(Schedule, run.schedule_id) if run else None
-        if schedule is None:
-            return []
-        notify = schedule.notify or {}
-        channels = (["email"] if notify.get("email") else []) + (
-            ["webhook"] if notify.get("webhook") else []
-        )
-        rows = [ScheduleDelivery(run_id=run_id, channel=c, status="pending") for c in channels]
-        session.add_all(rows)
-        await session.commit()
-        return [row.id for row in rows]
+async def create(session: AsyncSession, run_id: uuid.UUID) -> list[int]:
+    """A pending delivery per channel the run's schedule names (flushed, not committed)."""
+    run = await session.get(ScheduleRun, run_id)
+    schedule = await session.get(Schedule, run.schedule_id) if run else None
+    if schedule is None:
+        return []
+    notify = schedule.notify or {}
+    channels = (["email"] if notify.get("email") else []) + (
+        ["webhook"] if notify.get("webhook") else []
+    )
+    rows = [ScheduleDelivery(run_id=run_id, channel=c, status="pending") for c in channels]
+    session.add_all(rows)
+    await session.flush()
+    return [row.id for row in rows]
 
 
 async def attempt(

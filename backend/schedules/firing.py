@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import update
@@ -15,7 +15,7 @@ from backend.auth.models import User
 from backend.codes import Code
 from backend.config import Settings
 from backend.db import utcnow
-from backend.schedules import agent_turn, credential, metrics, sweep
+from backend.schedules import agent_turn, credential, deliveries, metrics, sweep
 from backend.schedules.models import Schedule, ScheduleRun
 
 log = logging.getLogger("backend.schedules")
@@ -31,6 +31,7 @@ class Ended:
     notify: bool = True
     text: str = ""
     sweep_state: dict[str, Any] | None = None
+    delivery_ids: list[int] = field(default_factory=list)
 
 
 async def claim(session: AsyncSession, run_id: uuid.UUID, job_id: int) -> bool:
@@ -73,7 +74,9 @@ async def execute(
             settings, owner_id=owner.id, roles=list(owner.roles), run_id=run_id
         )
         ended = await _work(settings, schedule, token, factory)
-    await record(factory, run_id, ended)
+    ended = replace(ended, delivery_ids=await record(factory, run_id, ended))
+    if ended.sweep_state is not None:
+        await _keep_sweep_state(factory, schedule.id, ended.sweep_state)
     metrics.FIRINGS.labels(kind=kind_of(schedule), status=ended.status).inc()
     return ended
 
@@ -113,9 +116,21 @@ async def _work(
     return Ended(turn.status, turn.message_id, turn.error, text=turn.text)
 
 
+async def _keep_sweep_state(
+    factory: async_sessionmaker[AsyncSession], schedule_id: uuid.UUID, state: dict[str, Any]
+) -> None:
+    async with factory() as session:
+        await session.execute(
+            update(Schedule).where(Schedule.id == schedule_id).values(sweep_state=state)
+        )
+        await session.commit()
+
+
 async def record(
     factory: async_sessionmaker[AsyncSession], run_id: uuid.UUID, ended: Ended
-) -> None:
+) -> list[int]:
+    """Write the run's end and, in the same transaction, its pending deliveries (so a run
+    seen ended already lists them); their ids."""
     async with factory() as session:
         await session.execute(
             update(ScheduleRun)
@@ -127,4 +142,6 @@ async def record(
                 finished_at=utcnow(),
             )
         )
+        found = await deliveries.create(session, run_id) if ended.notify else []
         await session.commit()
+        return found

@@ -9,12 +9,12 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.schedules.models import ScheduleDelivery, ScheduleRun
-from backend.schedules.schemas import DeliveryRead, RunPage, RunRead
+from backend.schedules.schemas import ScheduleDeliveryRead, ScheduleRunPage, ScheduleRunRead
 
 MAX_RUNS = 100
 
 
-async def page(*, session: AsyncSession, schedule_id: uuid.UUID) -> RunPage:
+async def page(*, session: AsyncSession, schedule_id: uuid.UUID) -> ScheduleRunPage:
     rows = list(
         await session.scalars(
             select(ScheduleRun)
@@ -23,7 +23,7 @@ async def page(*, session: AsyncSession, schedule_id: uuid.UUID) -> RunPage:
             .limit(MAX_RUNS)
         )
     )
-    deliveries: dict[uuid.UUID, list[DeliveryRead]] = defaultdict(list)
+    deliveries: dict[uuid.UUID, list[ScheduleDeliveryRead]] = defaultdict(list)
     if rows:
         found = await session.scalars(
             select(ScheduleDelivery)
@@ -32,11 +32,11 @@ async def page(*, session: AsyncSession, schedule_id: uuid.UUID) -> RunPage:
         )
         for d in found:
             deliveries[d.run_id].append(
-                DeliveryRead(channel=d.channel, status=d.status, attempts=d.attempts)
+                ScheduleDeliveryRead(channel=d.channel, status=d.status, attempts=d.attempts)
             )
-    return RunPage(
+    return ScheduleRunPage(
         items=[
-            RunRead(
+            ScheduleRunRead(
                 run_id=r.id,
                 started_at=r.started_at,
                 finished_at=r.finished_at,

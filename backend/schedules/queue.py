@@ -65,9 +65,8 @@ class ScheduleQueue:
                 run_id=uuid.UUID(run_id),
                 job_id=context.job.id,
             )
-            if ended is not None and ended.notify:
-                for delivery_id in await deliveries.create(self.factory, uuid.UUID(run_id)):
-                    await self.deliver_task.configure().defer_async(delivery_id=delivery_id)
+            for delivery_id in ended.delivery_ids if ended else []:
+                await self.deliver_task.configure().defer_async(delivery_id=delivery_id)
 
         @self.app.task(
             name=DELIVER, pass_context=True, retry=Backoff(self.settings.schedules.retry_delays_s)

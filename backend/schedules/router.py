@@ -13,13 +13,13 @@ from backend.principal import Principal
 from backend.schedules import service, timing
 from backend.schedules.rules import Rules
 from backend.schedules.schemas import (
-    Preview,
-    PreviewRequest,
-    RunPage,
-    RunStarted,
     ScheduleCreate,
     SchedulePage,
+    SchedulePreview,
+    SchedulePreviewRequest,
     ScheduleRead,
+    ScheduleRunPage,
+    ScheduleRunStarted,
     ScheduleUpdate,
 )
 
@@ -61,8 +61,10 @@ async def list_own(principal: CurrentPrincipal, session: SessionDep):
     return await service.list_own(session=session, actor=principal)
 
 
-@router.post("/api/schedules/preview", response_model=Preview, responses=responses(401, 422))
-async def preview(body: PreviewRequest, principal: CurrentPrincipal):
+@router.post(
+    "/api/schedules/preview", response_model=SchedulePreview, responses=responses(401, 422)
+)
+async def preview(body: SchedulePreviewRequest, principal: CurrentPrincipal):
     """The next three firings of a cron (in a time zone) or an interval, from now."""
     del principal
     try:
@@ -75,7 +77,7 @@ async def preview(body: PreviewRequest, principal: CurrentPrincipal):
         raise Unprocessable("Give exactly one of cron and every_s")
     now = timing.now()
     plan = timing.Timing(body.cron, body.every_s, body.timezone, now)
-    return Preview(upcoming=plan.upcoming(now, 3))
+    return SchedulePreview(upcoming=plan.upcoming(now, 3))
 
 
 @router.get(
@@ -117,7 +119,7 @@ async def delete(schedule_id: uuid.UUID, principal: Writer, session: SessionDep)
 
 @router.post(
     "/api/schedules/{schedule_id}/run",
-    response_model=RunStarted,
+    response_model=ScheduleRunStarted,
     status_code=status.HTTP_202_ACCEPTED,
     responses=responses(401, 403, 404),
 )
@@ -132,7 +134,9 @@ async def run_now(schedule_id: uuid.UUID, principal: Writer, session: SessionDep
 
 
 @router.get(
-    "/api/schedules/{schedule_id}/runs", response_model=RunPage, responses=responses(401, 404)
+    "/api/schedules/{schedule_id}/runs",
+    response_model=ScheduleRunPage,
+    responses=responses(401, 404),
 )
 async def runs(schedule_id: uuid.UUID, principal: CurrentPrincipal, session: SessionDep):
     """Its runs, newest first, with their deliveries."""

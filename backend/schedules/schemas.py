@@ -84,7 +84,7 @@ class SchedulePage(BaseModel):
     items: list[ScheduleRead]
 
 
-class PreviewRequest(BaseModel):
+class SchedulePreviewRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     cron: str | None = Field(default=None, max_length=120)
@@ -92,34 +92,34 @@ class PreviewRequest(BaseModel):
     timezone: str = Field(default="UTC", max_length=64)
 
 
-class Preview(BaseModel):
+class SchedulePreview(BaseModel):
     upcoming: list[datetime]
 
 
-class RunStarted(BaseModel):
+class ScheduleRunStarted(BaseModel):
     run_id: uuid.UUID
 
 
-class DeliveryRead(BaseModel):
+class ScheduleDeliveryRead(BaseModel):
     channel: Channel
     status: DeliveryStatus
     attempts: int
 
 
-class RunError(BaseModel):
+class ScheduleRunError(BaseModel):
     code: str
     message: str
 
 
-class RunRead(BaseModel):
+class ScheduleRunRead(BaseModel):
     run_id: uuid.UUID
     started_at: datetime
     finished_at: datetime | None
     status: RunStatus
     message_id: int | None
-    error: RunError | None = None
-    deliveries: list[DeliveryRead]
+    error: ScheduleRunError | None = None
+    deliveries: list[ScheduleDeliveryRead]
 
 
-class RunPage(BaseModel):
-    items: list[RunRead]
+class ScheduleRunPage(BaseModel):
+    items: list[ScheduleRunRead]

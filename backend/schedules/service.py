@@ -19,11 +19,11 @@ from backend.schedules import history
 from backend.schedules.models import Schedule, ScheduleRun
 from backend.schedules.rules import Rules, timing_of
 from backend.schedules.schemas import (
-    RunPage,
-    RunStarted,
     ScheduleCreate,
     SchedulePage,
     ScheduleRead,
+    ScheduleRunPage,
+    ScheduleRunStarted,
     ScheduleUpdate,
 )
 
@@ -151,7 +151,7 @@ async def delete(*, session: AsyncSession, actor: Principal, schedule_id: uuid.U
 
 async def run_now(
     *, session: AsyncSession, actor: Principal, schedule_id: uuid.UUID, launch: Launch
-) -> RunStarted:
+) -> ScheduleRunStarted:
     """One firing now, beside the schedule's own times."""
     row = await _own(session, actor, schedule_id)
     run = ScheduleRun(schedule_id=row.id, trigger="manual", status="running", started_at=utcnow())
@@ -160,10 +160,12 @@ async def run_now(
     _audit(session, actor, "run", row)
     await session.commit()
     await launch(run.id, row.id)
-    return RunStarted(run_id=run.id)
+    return ScheduleRunStarted(run_id=run.id)
 
 
-async def runs(*, session: AsyncSession, actor: Principal, schedule_id: uuid.UUID) -> RunPage:
+async def runs(
+    *, session: AsyncSession, actor: Principal, schedule_id: uuid.UUID
+) -> ScheduleRunPage:
     row = await session.get(Schedule, schedule_id)
     if row is None or row.owner_id != actor.user_id:
         raise NotFound("Schedule not found")

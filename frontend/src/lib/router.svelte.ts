@@ -1,5 +1,6 @@
 // A small history-API router: /login, / (dashboards), /dashboards/:id, /chat, /usage, /tokens,
-// /admin/mcp, /shared/:id (a shared conversation), /feedback (admins).
+// /admin/mcp, /shared/:id (a shared conversation), /feedback (admins),
+// /schedules.
 
 export type Route =
   | { name: "login" }
@@ -11,6 +12,7 @@ export type Route =
   | { name: "mcp" }
   | { name: "shared"; id: string }
   | { name: "feedback" }
+  | { name: "schedules" }
   | { name: "missing" };
 
 export function parse(pathname: string): Route {
@@ -21,6 +23,7 @@ export function parse(pathname: string): Route {
   if (pathname === "/tokens") return { name: "tokens" };
   if (pathname === "/admin/mcp") return { name: "mcp" };
   if (pathname === "/feedback") return { name: "feedback" };
+  if (pathname === "/schedules") return { name: "schedules" };
   const shared = /^\/shared\/([A-Za-z0-9_-]{1,64})$/.exec(pathname);
   if (shared) return { name: "shared", id: shared[1] };
   const match = /^\/dashboards\/(\d+)$/.exec(pathname);

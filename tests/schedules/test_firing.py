@@ -66,3 +66,55 @@ def card_call_id(row):
     ]
     assert part["metadata"]["tool"] == "deploy_dashboard"
     return part["metadata"]["call_id"]
+
+
+def test_a_workflow_firing_runs_the_named_yaml_workflow(sapi, as_user, fake_llm):
+    schedule = create(
+        sapi, as_user["viewer"], **_prompt(workflow="todays_errors", name="Evening errors")
+    )
+    fake_llm.enqueue({"text": "Two dashboards failed today."})
+
+    sapi.post(f"/api/schedules/{schedule['id']}/run", headers=as_user["viewer"])
+    [run] = wait_runs(sapi, as_user["viewer"], schedule["id"], finished())
+
+    assert run["status"] == "ok", run
+    executions = sapi.get(
+        f"/api/workflow/conversations/{schedule['conversation_id']}/executions",
+        headers=as_user["viewer"],
+    ).json()["items"]
+    assert [e["workflow_name"] for e in executions] == ["todays_errors"]
+    assert (
+        executions[0]["status"] == "completed" and executions[0]["message_id"] == run["message_id"]
+    )
+    metrics = sapi.get("/metrics").text
+    assert 'schedule_firings_total{kind="workflow",status="ok"}' in metrics
+
+
+def test_a_viewers_firing_has_a_viewers_rights(sapi, as_user, tokens, fake_llm, agent_url):
+    """The firing acts with the owner's roles: what a viewer's schedule proposes to deploy is
+    refused by the backend when the viewer confirms it."""
+    schedule = create(sapi, as_user["viewer"], **_prompt(prompt="Deploy 42 to staging"))
+    fake_llm.enqueue({"tool_calls": [{"name": "deploy_dashboard", "args": DEPLOY}]})
+    sapi.post(f"/api/schedules/{schedule['id']}/run", headers=as_user["viewer"])
+    [run] = wait_runs(sapi, as_user["viewer"], schedule["id"], finished())
+    cid = schedule["conversation_id"]
+    card = [r for r in history(sapi, as_user["viewer"], cid) if r["role"] == "assistant"][-1]
+
+    fake_llm.enqueue({"text": "Not allowed."})
+    outputs = Chat(agent_url).decide(tokens["viewer"], cid, "confirm", card_call_id(card))
+
+    assert run["status"] == "waiting_confirmation"
+    [failed] = [m for m in outputs[-1] if m["metadata"].get("type") == "tool_error"]
+    assert failed["metadata"]["error"]["code"] == "FORBIDDEN"
+
+
+def test_a_read_only_access_token_cannot_create_or_run_schedules(sapi, as_user):
+    token = sapi.post(
+        "/api/auth/tokens", json={"name": "ro", "scope": "read"}, headers=as_user["editor"]
+    ).json()["token"]
+    read_only = {"Authorization": f"Bearer {token}"}
+    refused = sapi.post(
+        "/api/schedules", json=_prompt(prompt="How many orders?"), headers=read_only
+    )
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "FORBIDDEN"
+    assert sapi.get("/api/schedules", headers=read_only).status_code == 200

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import croniter
+from croniter import CroniterError, croniter
 
 # A catch-up looks back at most this many due times (an every_s of 300 down for a year stops here).
 MAX_MISSED = 10_000
@@ -25,9 +25,14 @@ def zone(name: str) -> ZoneInfo:
 
 
 def check_cron(expression: str) -> None:
-    """Five fields (minute hour day month weekday) that croniter accepts, or TimingError."""
+    """Five fields (minute hour day month weekday) that croniter accepts and that ever fire
+    (`0 0 31 2 *` never does), or TimingError."""
     if len(expression.split()) != 5 or not croniter.is_valid(expression):
         raise TimingError("cron must be five fields: minute hour day-of-month month day-of-week")
+    try:
+        croniter(expression, datetime.now(UTC)).get_next(datetime)
+    except CroniterError as exc:
+        raise TimingError("cron never fires (no such date)") from exc
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ def test_a_schedule_is_created_with_its_own_conversation_and_next_firings(sapi, 
         ({"cron": "0 7 * *"}, "cron"),  # four fields
         ({"cron": "0 7 * * * *"}, "cron"),  # six fields (seconds) are not ours
         ({"cron": "61 7 * * *"}, "cron"),
+        ({"cron": "0 0 31 2 *"}, "cron"),  # never fires
         ({"timezone": "Mars/Olympus"}, "timezone"),
         ({"cron": None}, "cron"),  # neither cron nor every_s
         ({"every_s": 600}, "cron"),  # both

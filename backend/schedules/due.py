@@ -14,12 +14,14 @@ from backend.codes import Code
 from backend.config import Settings
 from backend.db import utcnow
 from backend.schedules import metrics, timing
-from backend.schedules.models import Schedule, ScheduleRun
+from backend.schedules.models import Schedule, ScheduleDelivery, ScheduleRun
 from backend.schedules.rules import timing_of
 
 BATCH = 100
 # a run committed without its job for this long (its process died in between) is queued again
 UNLAUNCHED_AFTER = timedelta(seconds=30)
+# a pending delivery untouched this long (past every retry delay) lost its job: queued again
+STRANDED_AFTER = timedelta(minutes=5)
 Launch = tuple[uuid.UUID, uuid.UUID]  # (run id, schedule id)
 
 
@@ -74,6 +76,21 @@ async def unlaunched(factory: async_sessionmaker[AsyncSession]) -> list[Launch]:
             )
         )
         return [(run_id, schedule_id) for run_id, schedule_id in found.all()]
+
+
+async def stranded_deliveries(factory: async_sessionmaker[AsyncSession]) -> list[int]:
+    """Pending deliveries nobody has tried for a while (their process died before queueing
+    them, or while trying one)."""
+    async with factory() as session:
+        found = await session.scalars(
+            select(ScheduleDelivery.id)
+            .where(
+                ScheduleDelivery.status == "pending",
+                ScheduleDelivery.updated_at < utcnow() - STRANDED_AFTER,
+            )
+            .limit(BATCH)
+        )
+        return list(found)
 
 
 async def interrupt(factory: async_sessionmaker[AsyncSession], job_id: int) -> None:

@@ -66,7 +66,7 @@ class ScheduleQueue:
                 job_id=context.job.id,
             )
             for delivery_id in ended.delivery_ids if ended else []:
-                await self.deliver_task.configure().defer_async(delivery_id=delivery_id)
+                await self.launch_delivery(delivery_id)
 
         @self.app.task(
             name=DELIVER, pass_context=True, retry=Backoff(self.settings.schedules.retry_delays_s)
@@ -87,6 +87,12 @@ class ScheduleQueue:
         with contextlib.suppress(procrastinate_errors.AlreadyEnqueued):
             await deferrer.defer_async(run_id=str(run_id))
 
+    async def launch_delivery(self, delivery_id: int) -> None:
+        """Queue a delivery's attempts (once: a second launch while it waits is a no-op)."""
+        deferrer = self.deliver_task.configure(queueing_lock=f"delivery:{delivery_id}")
+        with contextlib.suppress(procrastinate_errors.AlreadyEnqueued):
+            await deferrer.defer_async(delivery_id=delivery_id)
+
     async def tick(self) -> None:
         """Claim every due schedule (once, whichever worker ticks), end the firings whose
         worker died, and queue what is due."""
@@ -95,6 +101,8 @@ class ScheduleQueue:
             await self.launch(run_id, schedule_id)
         for run_id, schedule_id in await due.unlaunched(self.factory):
             await self.launch(run_id, schedule_id)
+        for delivery_id in await due.stranded_deliveries(self.factory):
+            await self.launch_delivery(delivery_id)
 
     async def _interrupt_stalled(self) -> None:
         """Jobs whose worker stopped sending heartbeats: a firing is ended RUN_INTERRUPTED

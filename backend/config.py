@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -171,6 +171,40 @@ class AuthSettings(BaseModel):
     role_map: dict[str, RoleName] = Field(default_factory=dict)
 
 
+class SchedulesSettings(BaseModel):
+    """Schedules (CONTRACT.md "Schedules"): the procrastinate worker each backend runs."""
+
+    enabled: bool = True  # this process runs a worker (firings, deliveries)
+    min_interval_s: int = Field(default=300, ge=1)  # the smallest `every_s`
+    misfire_grace_s: int = Field(default=3600, ge=0)  # a missed firing later than this: skipped
+    tick_s: int = Field(default=10, ge=1, le=59)  # how often due schedules are looked for
+    concurrency: int = Field(default=4, ge=1)  # firings and deliveries at once, per process
+    run_deadline_s: int = Field(default=600, ge=10)  # one firing (a sweep's diagnoses included)
+    agent_url: str = "http://127.0.0.1:7860"  # where firings reach the agent's chat entry
+    webhook_secret: SecretStr | None = None  # SCHEDULES__WEBHOOK_SECRET: signs webhook bodies
+    webhook_allow: str = ""  # SCHEDULES__WEBHOOK_ALLOW: comma-separated host names
+    # a failed delivery's waits before its next attempts (3 attempts within 2 minutes)
+    retry_delays_s: list[float] = Field(default_factory=lambda: [5.0, 30.0])
+    delivery_timeout_s: float = Field(default=10.0, gt=0)
+
+    @property
+    def allowed_hosts(self) -> frozenset[str]:
+        return frozenset(h.strip().lower() for h in self.webhook_allow.split(",") if h.strip())
+
+
+class SmtpSettings(BaseModel):
+    """Where schedule emails go (SMTP__*); the password only from the environment."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    host: str | None = None
+    port: int = 25
+    sender: str = Field(default="agent-chat@localhost", alias="from")
+    username: str | None = None
+    password: SecretStr | None = None
+    starttls: bool = False
+
+
 def _conf_file() -> Path:
     return Path(os.environ.get("CONF_FILE", ROOT / "conf.yml"))
 
@@ -215,6 +249,8 @@ class Settings(BaseSettings):
     oidc: OidcSettings = Field(default_factory=OidcSettings)
     ldap: LdapSettings = Field(default_factory=LdapSettings)
     auth: AuthSettings = Field(default_factory=AuthSettings)
+    schedules: SchedulesSettings = Field(default_factory=SchedulesSettings)
+    smtp: SmtpSettings = Field(default_factory=SmtpSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -37,6 +37,8 @@ from backend.mcp_tools.router import router as tool_calls_router
 from backend.oplogs.router import router as oplogs_router
 from backend.retention.sweep import run_periodically as run_retention
 from backend.runs.router import router as runs_router
+from backend.schedules.queue import ScheduleQueue
+from backend.schedules.router import router as schedules_router
 from backend.sharing.router import router as sharing_router
 from backend.storage.router import router as storage_router
 from backend.superset import client as superset_client
@@ -70,6 +72,7 @@ ROUTERS = (
     tool_calls_router,
     feedback_router,
     sharing_router,
+    schedules_router,
 )
 
 
@@ -100,10 +103,14 @@ def create_app(settings: Settings) -> FastAPI:
             if settings.superset.enabled
             else None
         )
+        schedules = ScheduleQueue(settings, app.state.session_factory)
+        await schedules.start(worker=settings.schedules.enabled)
+        app.state.schedule_queue = schedules
         heap.settle()  # what start-up built lives as long as the process
         try:
             yield
         finally:
+            await schedules.stop()
             if superset is not None:
                 superset.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

@@ -15,6 +15,7 @@ from backend.identity import models as auth_models
 from backend.knowledge import models as knowledge_models
 from backend.mcp_tools import models as mcp_models
 from backend.oplogs import models as oplog_models
+from backend.schedules import models as schedule_models
 from backend.sharing import models as sharing_models
 from backend.storage import models as storage_models
 from backend.superset import models as superset_models
@@ -36,6 +37,7 @@ __all__ = [
     "knowledge_models",
     "mcp_models",
     "oplog_models",
+    "schedule_models",
     "sharing_models",
     "sign_in_models",
     "storage_models",

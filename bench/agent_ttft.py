@@ -315,14 +315,44 @@ def agent_stack(work: Path, stack: ExitStack) -> Iterator[tuple[str, str, dict[s
 
 
 @contextmanager
-def servers(work: Path) -> Iterator[tuple[str, str, str]]:
-    """(backend, agent, echo) base URLs, all on this machine."""
+def servers(work: Path, schedule_every: int = 0) -> Iterator[tuple[str, str, str]]:
+    """(backend, agent, echo) base URLs, all on this machine; with `schedule_every`, a
+    schedule asks the agent a question that often meanwhile (a second backend fires it)."""
     with ExitStack() as stack:
         backend, agent, env = stack.enter_context(agent_stack(work, stack))
         echo = stack.enter_context(
             process(["bench/echo_app.py"], env, "/healthz", work / "echo.log")
         )
+        if schedule_every:
+            schedule_load(stack, work, env, agent, schedule_every)
         yield backend, agent, echo
+
+
+def schedule_load(
+    stack: ExitStack, work: Path, env: dict[str, str], agent: str, every: int
+) -> None:
+    """A backend running the schedules' worker against `agent`, and a schedule firing every
+    `every` seconds (each firing one turn of the scripted 100-token answer)."""
+    worker_env = {
+        **env,
+        "SCHEDULES__ENABLED": "true",
+        "SCHEDULES__AGENT_URL": agent,
+        "SCHEDULES__TICK_S": "1",
+        "SCHEDULES__MIN_INTERVAL_S": "1",
+    }
+    worker, _ = stack.enter_context(
+        serve(["backend"], worker_env, health_path="/readyz", log_path=work / "worker.log")
+    )
+    with httpx.Client(base_url=worker, timeout=30) as http:
+        token = http.post(
+            "/api/auth/login", json={"username": "admin", "password": PASSWORD}
+        ).json()["access_token"]
+        created = http.post(
+            "/api/schedules",
+            json={"name": "bench load", "every_s": every, "prompt": "How many orders today?"},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        created.raise_for_status()
 
 
 async def measure(
@@ -377,9 +407,15 @@ def main() -> None:
     parser.add_argument("--rounds-at-1", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=1, help="bursts of each level above 1")
     parser.add_argument("--targets", default="echo,agent", help="which servers to measure")
+    parser.add_argument(
+        "--schedule-every", type=int, default=0, help="a schedule firing every N s meanwhile"
+    )
     args = parser.parse_args()
     levels = [int(n) for n in args.levels.split(",")]
-    with tempfile.TemporaryDirectory(prefix="agent-ttft-") as tmp, servers(Path(tmp)) as urls:
+    with (
+        tempfile.TemporaryDirectory(prefix="agent-ttft-") as tmp,
+        servers(Path(tmp), args.schedule_every) as urls,
+    ):
         names = args.targets.split(",")
         asyncio.run(
             measure(

@@ -118,6 +118,9 @@ class Code(StrEnum):
     # the backend's: object storage
     INVALID_KEY = "INVALID_KEY"
     STORAGE_UNAVAILABLE = "STORAGE_UNAVAILABLE"
+    # the backend's: schedules (a run's `error.code`; the agent's stream codes pass through)
+    AGENT_UNAVAILABLE = "AGENT_UNAVAILABLE"
+    OWNER_INACTIVE = "OWNER_INACTIVE"
 
 
 # The codes of the stream's sections that the backend writes as well (its envelope, its rows).
@@ -136,6 +139,7 @@ _SHARED = frozenset(
         Code.REJECTED,
         Code.CANCELLED,
         Code.SUPERSET_UNAVAILABLE,
+        Code.RUN_INTERRUPTED,
     }
 )
 _FIRST_BACKEND_ONLY = list(Code).index(Code.BAD_REQUEST)

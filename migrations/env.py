@@ -16,8 +16,13 @@ target_metadata = Base.metadata
 FOREIGN_TABLES = {"checkpoints", "checkpoint_writes", "checkpoint_blobs", "checkpoint_migrations"}
 
 
+# procrastinate's queue (schedules) keeps its own tables, all named procrastinate_*.
+FOREIGN_PREFIX = "procrastinate_"
+
+
 def include_object(obj, name, type_, reflected, compare_to):  # type: ignore[no-untyped-def]
-    return not (type_ == "table" and reflected and compare_to is None and name in FOREIGN_TABLES)
+    foreign = name in FOREIGN_TABLES or str(name).startswith(FOREIGN_PREFIX)
+    return not (type_ == "table" and reflected and compare_to is None and foreign)
 
 
 def _url() -> str:

@@ -82,6 +82,8 @@ def backend_env(database_url: str, data_dir: Path, warehouse_url: str) -> dict[s
         "LOG_LEVEL": "WARNING",
         # The retention tests run their own sweeps (tests/agent/test_retention.py).
         "RETENTION__ENABLED": "false",
+        # Schedules run only in the backends tests/schedules/ starts (with an agent to call).
+        "SCHEDULES__ENABLED": "false",
     }
 
 

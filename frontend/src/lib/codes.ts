@@ -89,6 +89,8 @@ export const CODES = [
   "SUPERSET_CHART_MISSING",
   "INVALID_KEY",
   "STORAGE_UNAVAILABLE",
+  "AGENT_UNAVAILABLE",
+  "OWNER_INACTIVE",
 ] as const;
 
 export type Code = (typeof CODES)[number];
@@ -217,6 +219,8 @@ export const PLATFORM_CODES = [
   "SUPERSET_CHART_MISSING",
   "INVALID_KEY",
   "STORAGE_UNAVAILABLE",
+  "AGENT_UNAVAILABLE",
+  "OWNER_INACTIVE",
 ] as const;
 
 /** Every code the backend's error envelope can carry. */
@@ -229,6 +233,7 @@ export const BACKEND_CODES = [
   "INVALID_INPUT",
   "UNSUPPORTED_FILE",
   "FILE_TOO_LARGE",
+  "RUN_INTERRUPTED",
   "NO_ACTIVE_RUN",
   "FORBIDDEN",
   "REJECTED",
@@ -274,6 +279,8 @@ export const BACKEND_CODES = [
   "SUPERSET_CHART_MISSING",
   "INVALID_KEY",
   "STORAGE_UNAVAILABLE",
+  "AGENT_UNAVAILABLE",
+  "OWNER_INACTIVE",
 ] as const;
 
 export type BackendCode = (typeof BACKEND_CODES)[number];

@@ -1,5 +1,6 @@
 // A small history-API router: /login, / (dashboards), /dashboards/:id, /chat, /usage, /tokens,
-// /admin/mcp, /admin/users, /shared/:id (a shared conversation), /feedback (admins).
+// /admin/mcp, /admin/users, /shared/:id (a shared conversation), /feedback (admins),
+// /schedules.
 
 export type Route =
   | { name: "login" }
@@ -12,6 +13,7 @@ export type Route =
   | { name: "users" }
   | { name: "shared"; id: string }
   | { name: "feedback" }
+  | { name: "schedules" }
   | { name: "missing" };
 
 export function parse(pathname: string): Route {
@@ -23,6 +25,7 @@ export function parse(pathname: string): Route {
   if (pathname === "/admin/mcp") return { name: "mcp" };
   if (pathname === "/admin/users") return { name: "users" };
   if (pathname === "/feedback") return { name: "feedback" };
+  if (pathname === "/schedules") return { name: "schedules" };
   const shared = /^\/shared\/([A-Za-z0-9_-]{1,64})$/.exec(pathname);
   if (shared) return { name: "shared", id: shared[1] };
   const match = /^\/dashboards\/(\d+)$/.exec(pathname);

@@ -267,3 +267,48 @@ export async function removeMcpServer(id: string): Promise<void> {
     await http.DELETE("/api/admin/mcp-servers/{server_id}", { params: { path: { server_id: id } } }),
   );
 }
+
+export type Schedule = Schemas["ScheduleRead"];
+export type ScheduleCreate = Schemas["ScheduleCreate"];
+export type ScheduleRun = Schemas["ScheduleRunRead"];
+
+/** The caller's own schedules, newest first. */
+export async function listSchedules(): Promise<Schedule[]> {
+  return unwrap(await http.GET("/api/schedules")).items;
+}
+
+export async function createSchedule(body: ScheduleCreate): Promise<Schedule> {
+  return unwrap(await http.POST("/api/schedules", { body }));
+}
+
+export async function setScheduleEnabled(id: string, enabled: boolean): Promise<Schedule> {
+  return unwrap(
+    await http.PATCH("/api/schedules/{schedule_id}", {
+      params: { path: { schedule_id: id } },
+      body: { enabled },
+    }),
+  );
+}
+
+export async function deleteSchedule(id: string): Promise<void> {
+  unwrap(await http.DELETE("/api/schedules/{schedule_id}", { params: { path: { schedule_id: id } } }));
+}
+
+/** One firing now; its progress shows in the runs. */
+export async function runSchedule(id: string): Promise<string> {
+  const started = unwrap(
+    await http.POST("/api/schedules/{schedule_id}/run", { params: { path: { schedule_id: id } } }),
+  );
+  return started.run_id;
+}
+
+export async function scheduleRuns(id: string): Promise<ScheduleRun[]> {
+  return unwrap(
+    await http.GET("/api/schedules/{schedule_id}/runs", { params: { path: { schedule_id: id } } }),
+  ).items;
+}
+
+/** The next three firings of a cron (in a time zone) or an interval, computed by the backend. */
+export async function previewSchedule(body: Schemas["SchedulePreviewRequest"]): Promise<string[]> {
+  return unwrap(await http.POST("/api/schedules/preview", { body })).upcoming;
+}

@@ -93,6 +93,26 @@ export interface paths {
         patch: operations["update_server_api_admin_mcp_servers__server_id__patch"];
         trace?: never;
     };
+    "/api/admin/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List All
+         * @description Every user's schedules (admin).
+         */
+        get: operations["list_all_api_admin_schedules_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/superset/sync": {
         parameters: {
             query?: never;
@@ -1168,6 +1188,118 @@ export interface paths {
         get: operations["search_logs_api_logs_get"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Own
+         * @description The caller's schedules, newest first.
+         */
+        get: operations["list_own_api_schedules_get"];
+        put?: never;
+        /**
+         * Create
+         * @description A new schedule, with its own conversation (titled with its name).
+         */
+        post: operations["create_api_schedules_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/schedules/{schedule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get
+         * @description One own schedule; someone else's is 404.
+         */
+        get: operations["get_api_schedules__schedule_id__get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete
+         * @description Delete it: it never fires again.
+         */
+        delete: operations["delete_api_schedules__schedule_id__delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Update
+         * @description Change it (enable, disable, its timing, what it runs, where it reports).
+         */
+        patch: operations["update_api_schedules__schedule_id__patch"];
+        trace?: never;
+    };
+    "/api/schedules/{schedule_id}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run Now
+         * @description One firing now; its progress is in the runs.
+         */
+        post: operations["run_now_api_schedules__schedule_id__run_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/schedules/{schedule_id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Runs
+         * @description Its runs, newest first, with their deliveries.
+         */
+        get: operations["runs_api_schedules__schedule_id__runs_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/schedules/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview
+         * @description The next three firings of a cron (in a time zone) or an interval, from now.
+         */
+        post: operations["preview_api_schedules_preview_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3179,6 +3311,13 @@ export interface components {
              */
             status: "pending" | "applied";
         };
+        /** Notify */
+        Notify: {
+            /** Email */
+            email?: string[];
+            /** Webhook */
+            webhook?: string | null;
+        };
         /** OidcProviderRead */
         OidcProviderRead: {
             /** Login Url */
@@ -3354,6 +3493,192 @@ export interface components {
             /** Version Id */
             version_id: number;
         };
+        /** ScheduleCreate */
+        ScheduleCreate: {
+            /** Cron */
+            cron?: string | null;
+            /**
+             * Enabled
+             * @default true
+             */
+            enabled: boolean;
+            /** Every S */
+            every_s?: number | null;
+            /**
+             * Mode
+             * @default dynamic
+             * @enum {string}
+             */
+            mode: "dynamic" | "none" | "yaml" | "diagnose";
+            /** Name */
+            name: string;
+            notify?: components["schemas"]["Notify"];
+            /** Prompt */
+            prompt?: string | null;
+            sweep?: components["schemas"]["Sweep"] | null;
+            /**
+             * Timezone
+             * @default UTC
+             */
+            timezone: string;
+            /** Workflow */
+            workflow?: string | null;
+        };
+        /** ScheduleDeliveryRead */
+        ScheduleDeliveryRead: {
+            /** Attempts */
+            attempts: number;
+            /**
+             * Channel
+             * @enum {string}
+             */
+            channel: "email" | "webhook";
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "pending" | "delivered" | "failed";
+        };
+        /** SchedulePage */
+        SchedulePage: {
+            /** Items */
+            items: components["schemas"]["ScheduleRead"][];
+        };
+        /** SchedulePreview */
+        SchedulePreview: {
+            /** Upcoming */
+            upcoming: string[];
+        };
+        /** SchedulePreviewRequest */
+        SchedulePreviewRequest: {
+            /** Cron */
+            cron?: string | null;
+            /** Every S */
+            every_s?: number | null;
+            /**
+             * Timezone
+             * @default UTC
+             */
+            timezone: string;
+        };
+        /** ScheduleRead */
+        ScheduleRead: {
+            /** Conversation Id */
+            conversation_id: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Cron */
+            cron: string | null;
+            /** Enabled */
+            enabled: boolean;
+            /** Every S */
+            every_s: number | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Mode
+             * @enum {string}
+             */
+            mode: "dynamic" | "none" | "yaml" | "diagnose";
+            /** Name */
+            name: string;
+            /** Next Run At */
+            next_run_at: string | null;
+            notify: components["schemas"]["Notify"];
+            /**
+             * Owner
+             * @description The owner's username (admin view)
+             */
+            owner?: string | null;
+            /** Prompt */
+            prompt: string | null;
+            sweep: components["schemas"]["Sweep"] | null;
+            /** Timezone */
+            timezone: string;
+            /**
+             * Upcoming
+             * @description The next three firings (empty when disabled)
+             */
+            upcoming: string[];
+            /** Workflow */
+            workflow: string | null;
+        };
+        /** ScheduleRunError */
+        ScheduleRunError: {
+            /** Code */
+            code: string;
+            /** Message */
+            message: string;
+        };
+        /** ScheduleRunPage */
+        ScheduleRunPage: {
+            /** Items */
+            items: components["schemas"]["ScheduleRunRead"][];
+        };
+        /** ScheduleRunRead */
+        ScheduleRunRead: {
+            /** Deliveries */
+            deliveries: components["schemas"]["ScheduleDeliveryRead"][];
+            error?: components["schemas"]["ScheduleRunError"] | null;
+            /** Finished At */
+            finished_at: string | null;
+            /** Message Id */
+            message_id: number | null;
+            /**
+             * Run Id
+             * Format: uuid
+             */
+            run_id: string;
+            /**
+             * Started At
+             * Format: date-time
+             */
+            started_at: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "running" | "ok" | "failed" | "waiting_confirmation" | "skipped";
+        };
+        /** ScheduleRunStarted */
+        ScheduleRunStarted: {
+            /**
+             * Run Id
+             * Format: uuid
+             */
+            run_id: string;
+        };
+        /**
+         * ScheduleUpdate
+         * @description Any field of the creation body; what is sent replaces what was (the rules are checked on
+         *     the result: still exactly one of cron / every_s and of prompt / workflow / sweep).
+         */
+        ScheduleUpdate: {
+            /** Cron */
+            cron?: string | null;
+            /** Enabled */
+            enabled?: boolean | null;
+            /** Every S */
+            every_s?: number | null;
+            /** Mode */
+            mode?: ("dynamic" | "none" | "yaml" | "diagnose") | null;
+            /** Name */
+            name?: string | null;
+            notify?: components["schemas"]["Notify"] | null;
+            /** Prompt */
+            prompt?: string | null;
+            sweep?: components["schemas"]["Sweep"] | null;
+            /** Timezone */
+            timezone?: string | null;
+            /** Workflow */
+            workflow?: string | null;
+        };
         /** SearchHit */
         SearchHit: {
             /** Id */
@@ -3510,6 +3835,14 @@ export interface components {
             kind: "superset";
             /** Uuid */
             uuid: string;
+        };
+        /** Sweep */
+        Sweep: {
+            /**
+             * Environment
+             * @enum {string}
+             */
+            environment: "production" | "staging";
         };
         /** SyncRead */
         SyncRead: {
@@ -4180,6 +4513,55 @@ export interface operations {
             };
             /** @description NOT_FOUND */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_all_api_admin_schedules_get: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SchedulePage"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7820,6 +8202,427 @@ export interface operations {
             };
             /** @description FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_own_api_schedules_get: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SchedulePage"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_api_schedules_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleRead"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_api_schedules__schedule_id__get: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path: {
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleRead"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    delete_api_schedules__schedule_id__delete: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path: {
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    update_api_schedules__schedule_id__patch: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path: {
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleRead"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    run_now_api_schedules__schedule_id__run_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path: {
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleRunStarted"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    runs_api_schedules__schedule_id__runs_get: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path: {
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleRunPage"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INVALID_INPUT: a parameter or body field is invalid, or the body cannot be parsed (not JSON, not UTF-8, a broken form); `details.errors` lists each problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    preview_api_schedules_preview_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-On-Behalf-Of"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SchedulePreviewRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SchedulePreview"];
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

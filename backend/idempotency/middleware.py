@@ -101,7 +101,10 @@ async def _store(
     scope: Scope, claim: Claim, status: int, content_type: str | None, body: bytes
 ) -> None:
     try:
-        await service.record(scope["app"].state.engine, claim, status, content_type, body)
+        state = scope["app"].state
+        await service.record(
+            state.engine, claim, status, content_type, body, state.settings.mcp_key
+        )
     except (SQLAlchemyError, OSError) as exc:  # the answer still goes out; a repeat gets 409
         log.warning("the answer under an Idempotency-Key was not stored: %s", type(exc).__name__)
 

@@ -33,6 +33,7 @@ from backend.codes import Code
 from backend.db import utcnow
 from backend.errors import Conflict, Unprocessable
 from backend.idempotency.models import IdempotencyKey
+from common import sealed
 
 log = logging.getLogger(__name__)
 
@@ -110,12 +111,13 @@ async def claim(*, session: AsyncSession, request: Request, user_id: uuid.UUID) 
             .returning(IdempotencyKey.key)
         )
         if expired is None or await session.scalar(insert_key) is None:
-            await _answer_of_first(session, user_id, key, fingerprint)
+            sealing = request.app.state.settings.mcp_key
+            await _answer_of_first(session, user_id, key, fingerprint, sealing)
     setattr(request.state, CLAIMED, Claim(user_id, key, fingerprint))
 
 
 async def _answer_of_first(
-    session: AsyncSession, user_id: uuid.UUID, key: str, fingerprint: str
+    session: AsyncSession, user_id: uuid.UUID, key: str, fingerprint: str, sealing: str
 ) -> None:
     """Raise the first request's answer (Replayed), 422 for another request under the same key,
     or 409 while the first has no answer yet."""
@@ -139,7 +141,8 @@ async def _answer_of_first(
                 code=Code.IDEMPOTENCY_KEY_REUSED,
             )
         if row is not None and row.status_code is not None:
-            raise Replayed(row.status_code, row.content_type, row.body or b"")
+            body = sealed.unseal_bytes(sealing, row.body) if row.body else b""
+            raise Replayed(row.status_code, row.content_type, body)
         if row is None or loop.time() >= deadline:
             break
         await asyncio.sleep(delay)
@@ -151,10 +154,16 @@ async def _answer_of_first(
 
 
 async def record(
-    engine: AsyncEngine, claim: Claim, status_code: int, content_type: str | None, body: bytes
+    engine: AsyncEngine,
+    claim: Claim,
+    status_code: int,
+    content_type: str | None,
+    body: bytes,
+    sealing: str,
 ) -> None:
-    """Keep a successful answer under its key (the row is written if the write's transaction
-    did not commit one: a route that reads only); forget the key of any other answer."""
+    """Keep a successful answer under its key, sealed with `sealing` (an answer may hold a
+    secret: a new access token), the row written if the write's transaction did not commit one
+    (a route that reads only); forget the key of any other answer."""
     async with engine.begin() as conn:
         if status_code >= 400 or len(body) > MAX_BODY:
             await conn.execute(
@@ -165,7 +174,8 @@ async def record(
                 )
             )
             return
-        answer = {"status_code": status_code, "content_type": content_type, "body": body}
+        kept = sealed.seal_bytes(sealing, body)
+        answer = {"status_code": status_code, "content_type": content_type, "body": kept}
         stmt = insert(IdempotencyKey).values(
             user_id=claim.user_id,
             key=claim.key,

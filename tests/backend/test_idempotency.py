@@ -166,3 +166,26 @@ def test_a_key_is_kept_for_its_user_only_and_swept_after_24_hours(api, sql, pers
     later = _create(api, person, key, "Old key")
     assert later.status_code == 201 and "Idempotent-Replayed" not in later.headers
     assert _count(sql, person, "Old key") == 2
+
+
+def test_a_token_created_again_with_its_key_is_the_same_token_and_its_secret_is_sealed_at_rest(
+    api, sql, person
+):
+    key = uuid.uuid4().hex
+    headers = {**person.headers, "Idempotency-Key": key}
+    first = api.post("/api/auth/tokens", json={"name": "ci", "scope": "read"}, headers=headers)
+    again = api.post("/api/auth/tokens", json={"name": "ci", "scope": "read"}, headers=headers)
+    assert first.status_code == again.status_code == 201, first.text
+    assert again.json() == first.json()
+    assert again.headers["Idempotent-Replayed"] == "true"
+    secret = first.json()["token"]
+    assert secret.startswith("acp_")
+    kept = scalar(
+        sql,
+        "SELECT body FROM idempotency_keys WHERE user_id = %s AND key = %s",
+        person.id,
+        key,
+    )
+    assert kept and secret.encode() not in bytes(kept)
+    count = "SELECT count(*) FROM personal_access_tokens WHERE user_id = %s AND name = 'ci'"
+    assert int(scalar(sql, count, person.id)) == 1

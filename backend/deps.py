@@ -20,6 +20,7 @@ from backend.auth.roles import Role
 from backend.config import Settings
 from backend.errors import Forbidden, Unauthorized, Unprocessable
 from backend.principal import Principal
+from backend.superset import person
 
 RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 CHANNELS = frozenset({"mcp"})
@@ -160,12 +161,17 @@ async def _dual_identity(
 CurrentPrincipal = Annotated[Principal, Depends(get_principal)]
 
 
-def require(role: Role) -> Callable[[Principal], Awaitable[Principal]]:
+def require(role: Role) -> Callable[[Request, Principal], Awaitable[Principal]]:
     """A dependency that lets the principal through when its user holds `role` or higher."""
 
-    async def _check(principal: CurrentPrincipal) -> Principal:
+    async def _check(request: Request, principal: CurrentPrincipal) -> Principal:
         if not principal.has(role):
             raise Forbidden(f"This operation requires the {role.value} role")
+        # Superset as the person: this request's Superset calls carry this person's session.
+        settings: Settings = request.app.state.settings
+        person.acting_as(
+            person.Person(principal.user_id, settings, request.app.state.session_factory)
+        )
         return principal
 
     return _check

@@ -26,6 +26,7 @@ from backend.config import Settings
 from backend.db import utcnow
 from backend.errors import Conflict, Unauthorized
 from backend.principal import Principal
+from backend.superset import sessions as superset_sessions
 
 _BAD_LOGIN = "Invalid username or password"
 
@@ -50,6 +51,14 @@ async def login(
         user = await external.sign_in(
             session=session, settings=settings, identity=verdict, request_id=request_id
         )
+        if verdict.source == "ldap":  # person mode: their Superset sessions, same credentials
+            await superset_sessions.open_at_sign_in(
+                session=session,
+                settings=settings,
+                user_id=user.id,
+                username=username,
+                password=password,
+            )
         return issue_login(settings, user)
     if not isinstance(verdict, User):
         refused = verdict if isinstance(verdict, Refused) else Refused("local")

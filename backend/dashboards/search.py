@@ -11,7 +11,7 @@ from backend.dashboards import service
 from backend.dashboards.models import Dashboard, EnvironmentState, ValidationRun
 from backend.dashboards.schemas import DashboardPage, EnvironmentRead, Environments
 from backend.fulltext import ts_query
-from backend.superset import links
+from backend.superset import links, visibility
 
 
 def _target_version(environment: str | None) -> ColumnElement[int | None] | Mapped[int | None]:
@@ -73,6 +73,9 @@ async def search(
 ) -> DashboardPage:
     """Dashboards matching `query` (title, tags, description), best match first."""
     stmt, rank = _filtered(query, status, tag, environment)
+    hidden = await visibility.hidden_clause()  # person mode: what their Superset hides
+    if hidden is not None:
+        stmt = stmt.where(hidden)
     total = await session.scalar(select(func.count()).select_from(stmt.subquery()))
     order = [rank.desc(), Dashboard.id] if rank is not None else [Dashboard.id]
     dashboards = list(await session.scalars(stmt.order_by(*order).limit(limit).offset(offset)))

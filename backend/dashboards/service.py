@@ -28,7 +28,7 @@ from backend.dashboards.schemas import (
     VersionRead,
 )
 from backend.errors import NotFound
-from backend.superset import links
+from backend.superset import links, visibility
 
 MAIN = "main"
 MAX_ID = 2_147_483_647
@@ -48,6 +48,7 @@ async def get(*, session: AsyncSession, dashboard_id: int) -> Dashboard:
         raise NotFound(
             f"Dashboard {dashboard_id} not found", details={"dashboard_id": dashboard_id}
         )
+    await visibility.check(session, dashboard_id)  # person mode: what their Superset hides
     return dashboard
 
 
@@ -60,6 +61,7 @@ async def get_version(
             f"Version {version_id} of dashboard {dashboard_id} not found",
             details={"dashboard_id": dashboard_id, "version_id": version_id},
         )
+    await visibility.check(session, dashboard_id)
     return version
 
 

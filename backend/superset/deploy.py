@@ -42,6 +42,8 @@ async def push(
     try:
         data = bundle.promotion(files, databases)
     except bundle.MissingDatabase as exc:
+        if person.current() is not None:  # their Superset does not show them that database
+            raise person.forbidden(environment, f"no database named {exc.name!r}") from exc
         raise Conflict(
             f"The {environment} Superset has no database named {exc.name!r} to bind the "
             "dashboard's datasets to",

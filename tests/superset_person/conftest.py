@@ -24,6 +24,7 @@ from sqlalchemy.engine import make_url
 
 from backend.migrate import upgrade
 from tests.conftest import AGENT_CLIENT_SECRET, PASSWORDS, TEST_JWT_SECRET
+from tests.fakes.llm_server import FakeLLM
 from tests.support import db, slapd, superset, superset_ldap
 from tests.support.processes import run_cli, serve
 from tests.support.superset_build import (
@@ -66,6 +67,7 @@ class Stack:
     backend: str
     log: Path
     people: dict[str, Person]
+    env: dict[str, str]
 
 
 def _psycopg2(url: str) -> str:
@@ -219,7 +221,7 @@ def person_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
                 production.close()
                 log = work / "backend.log"
                 with serve(["backend"], env, health_path="/readyz", log_path=log) as (base, _):
-                    yield Stack(directory, instances, database_url, base, log, people)
+                    yield Stack(directory, instances, database_url, base, log, people, env)
             finally:
                 for url in [database_url, *warehouses]:
                     db.drop_database(admin_url, url)
@@ -229,3 +231,27 @@ def person_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 def api(person_stack: Stack) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=person_stack.backend, timeout=60) as client:
         yield client
+
+
+@pytest.fixture(scope="session")
+def person_llm() -> Iterator[FakeLLM]:
+    llm = FakeLLM().start()
+    yield llm
+    llm.stop()
+
+
+@pytest.fixture(scope="session")
+def person_agent(
+    person_stack: Stack, person_llm: FakeLLM, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """The platform's agent on that backend (its tools and its MCP server)."""
+    env = {
+        **person_stack.env,
+        "BACKEND_URL": person_stack.backend,
+        "LLM_API_BASE": person_llm.url,
+        "LLM_API_KEY": "fake-llm-key",
+        "AGENT__MAX_MODEL_CALLS": "6",
+    }
+    log = tmp_path_factory.mktemp("person-agent") / "agent.log"
+    with serve(["agent"], env, health_path="/healthz", log_path=log) as (base, _proc):
+        yield base

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import subprocess
+import time
 from typing import Any
 
 import httpx
@@ -12,8 +14,12 @@ import psycopg
 import pytest
 from sqlalchemy.engine import make_url
 
+from tests.agent.mcp_support import mcp_session, wait_ready
+from tests.agent.support import Chat, of_type, text_of
 from tests.conftest import PASSWORDS, bearer, login
 from tests.superset_person.conftest import ALLOWED, HIDDEN, RLS_CLAUSE, Stack
+from tests.support import superset
+from tests.support.superset_build import SupersetAdmin
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -88,7 +94,7 @@ def test_the_hidden_dashboard_is_404_everywhere(api, alice, ids):
 
 def _chart_key(api: httpx.Client, headers: dict[str, str], dashboard_id: int) -> str:
     body = api.get(f"/api/dashboards/{dashboard_id}", headers=headers).json()
-    return str(body["definition"]["charts"][0]["key"])
+    return str(body["main"]["definition"]["charts"][0]["key"])
 
 
 def test_row_level_security_filters_chart_data_and_health(api, alice, ids):
@@ -158,3 +164,97 @@ def test_no_password_stored_anywhere(api, person_stack, alice):
     for person in person_stack.people.values():
         assert person.password not in dump
         assert person.password not in log
+
+
+def _conversation(api: httpx.Client, headers: dict[str, str]) -> str:
+    response = api.post("/api/assistant/conversations", json={}, headers=headers)
+    assert response.status_code == 201, response.text
+    return str(response.json()["id"])
+
+
+def _tool_events(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [m["metadata"] for m in messages if m["metadata"].get("type") in TOOL_EVENTS]
+
+
+TOOL_EVENTS = ("tool_end", "tool_error")
+
+
+def test_the_agent_finds_only_their_dashboard_and_their_rows(
+    api, alice, ids, person_agent, person_llm
+):
+    chat = Chat(person_agent)
+    cid = _conversation(api, alice)
+    person_llm.enqueue(
+        {"tool_calls": [{"name": "search_dashboards", "args": {"query": "Returns"}}]},
+        {"tool_calls": [{"name": "search_dashboards", "args": {}}]},
+        {"tool_calls": [{"name": "get_dashboard", "args": {"dashboard_id": ids[HIDDEN]}}]},
+        {"tool_calls": [{"name": "dashboard_health", "args": {"dashboard_id": ids[ALLOWED]}}]},
+        {"text": "You see Regional sales; its table has one region."},
+    )
+    token = alice["Authorization"].removeprefix("Bearer ")
+    outputs = chat.send(token, cid, "Which dashboards can I see?")
+    cards = _tool_events(outputs[-1])
+    assert cards[0]["output"]["items"] == []
+    assert [i["id"] for i in cards[1]["output"]["items"]] == [ids[ALLOWED]]
+    assert cards[2]["type"] == "tool_error" and cards[2]["error"]["code"] == "NOT_FOUND"
+    health = cards[3]["output"]["latest_run"]["charts"]
+    assert [c["row_count"] for c in health] == [1]
+    assert text_of(outputs[-1]).startswith("You see Regional sales")
+    sent = str(person_llm.requests)
+    assert "south" not in sent and "Returns board" not in sent
+
+
+def test_the_mcp_server_shows_only_their_dashboard(api, person_stack, alice, ids, person_agent):
+    wait_ready(person_agent)
+    token = alice["Authorization"].removeprefix("Bearer ")
+
+    async def calls(session: Any) -> tuple[Any, Any]:
+        found = await session.call_tool("search_dashboards", {})
+        hidden = await session.call_tool("get_dashboard", {"dashboard_id": ids[HIDDEN]})
+        return found, hidden
+
+    found, hidden = asyncio.run(mcp_session(person_agent, token, calls))
+    assert not found.isError, found.content
+    assert [i["id"] for i in found.structuredContent["items"]] == [ids[ALLOWED]]
+    assert hidden.isError and hidden.structuredContent["code"] == "NOT_FOUND"
+
+
+def test_the_agent_without_a_superset_session_says_login_required(api, person_agent, person_llm):
+    viewer = bearer(login(api, "viewer", PASSWORDS["viewer"]))
+    chat = Chat(person_agent)
+    cid = _conversation(api, viewer)
+    person_llm.enqueue(
+        {"tool_calls": [{"name": "search_dashboards", "args": {}}]},
+        {"text": "Connect your Superset account first."},
+    )
+    outputs = chat.send(viewer["Authorization"].removeprefix("Bearer "), cid, "My dashboards?")
+    (card,) = of_type(outputs[-1], "tool_error")
+    assert card["metadata"]["error"]["code"] == "SUPERSET_LOGIN_REQUIRED", card
+
+
+def test_a_change_in_superset_reaches_them_within_a_minute(api, person_stack, alice, ids):
+    """Last: it takes the role's dataset away in Superset."""
+    assert [i["id"] for i in api.get("/api/dashboards", headers=alice).json()["items"]] == [
+        ids[ALLOWED]
+    ]
+    admin = SupersetAdmin(
+        person_stack.instances["staging"].url, superset.ADMIN_USER, superset.ADMIN_PASSWORD
+    )
+    try:
+        q = "(filters:!((col:name,opr:eq,value:Regional)))"
+        role = admin.call("GET", "/api/v1/security/roles/", params={"q": q})["result"][0]["id"]
+        admin.call(
+            "POST",
+            f"/api/v1/security/roles/{role}/permissions",
+            json={"permission_view_menu_ids": []},
+        )
+    finally:
+        admin.close()
+    changed = time.monotonic()
+    while time.monotonic() - changed < 60:
+        listed = api.get("/api/dashboards", headers=alice).json()
+        if listed["total"] == 0:
+            break
+        time.sleep(2)
+    assert listed == {"items": [], "total": 0}
+    _error(api.get(f"/api/dashboards/{ids[ALLOWED]}", headers=alice), 404, "NOT_FOUND")

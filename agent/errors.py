@@ -60,6 +60,8 @@ class Code(StrEnum):
     BACKEND_ERROR = "BACKEND_ERROR"
     BACKEND_TIMEOUT = "BACKEND_TIMEOUT"
     SUPERSET_UNAVAILABLE = "SUPERSET_UNAVAILABLE"  # the backend's Superset did not answer
+    SUPERSET_LOGIN_REQUIRED = "SUPERSET_LOGIN_REQUIRED"
+    SUPERSET_FORBIDDEN = "SUPERSET_FORBIDDEN"  # person mode: no session; their Superset refused
     CONFIRMATION_REQUIRED = "CONFIRMATION_REQUIRED"
     MCP_UNAVAILABLE = "MCP_UNAVAILABLE"
     MCP_ERROR = "MCP_ERROR"
@@ -92,6 +94,8 @@ BACKEND_CODES: frozenset[str] = frozenset(
         "SQL_ERROR",
         "SQL_TIMEOUT",
         Code.SUPERSET_UNAVAILABLE,  # a tool's Superset did not answer
+        Code.SUPERSET_LOGIN_REQUIRED,  # middleware.py: kept as the tool error's code
+        Code.SUPERSET_FORBIDDEN,
     }
 )
 

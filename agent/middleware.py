@@ -32,6 +32,7 @@ from agent.trim import fit_to_budget, message_tokens, paired
 log = logging.getLogger(__name__)
 
 MAX_ERROR_CHARS = 300
+SUPERSET_REFUSALS = frozenset({Code.SUPERSET_LOGIN_REQUIRED, Code.SUPERSET_FORBIDDEN})
 
 
 def tool_error(request: ToolCallRequest, code: str, message: str) -> ToolMessage:
@@ -47,6 +48,8 @@ def tool_error(request: ToolCallRequest, code: str, message: str) -> ToolMessage
 
 def safe_backend_error(exc: BackendError, context: Any) -> tuple[str, str]:
     """(code, message) of a backend refusal as a tool error may show it: no raw body, no token."""
+    if exc.status == 403 and exc.code in SUPERSET_REFUSALS:  # person mode: their Superset's word
+        return exc.code, exc.message[:MAX_ERROR_CHARS]
     if exc.status == 403:
         roles = ", ".join(context.roles) if isinstance(context, Context) else "unknown"
         detail = exc.message.rstrip(".") if exc.message else "not allowed"

@@ -35,6 +35,7 @@ from backend.db import utcnow
 from backend.errors import Conflict, NotFound, Unprocessable
 from backend.principal import Principal
 from backend.superset import bundle as superset_bundle
+from backend.superset import visibility
 
 
 async def get(*, session: AsyncSession, branch_id: int, lock: bool = False) -> Branch:
@@ -42,6 +43,7 @@ async def get(*, session: AsyncSession, branch_id: int, lock: bool = False) -> B
     branch = await session.scalar(query.with_for_update() if lock else query)
     if branch is None:
         raise NotFound(f"Branch {branch_id} not found", details={"branch_id": branch_id})
+    await visibility.check(session, branch.dashboard_id)  # person mode: what Superset hides
     return branch
 
 

@@ -232,6 +232,15 @@ def test_the_agent_without_a_superset_session_says_login_required(api, person_ag
     assert card["metadata"]["error"]["code"] == "SUPERSET_LOGIN_REQUIRED", card
 
 
+def test_a_personal_access_token_sees_what_its_owner_sees(api, alice, ids):
+    created = api.post("/api/auth/tokens", json={"name": "mine", "scope": "read"}, headers=alice)
+    assert created.status_code == 201, created.text
+    token = {"Authorization": f"Bearer {created.json()['token']}"}
+    listed = api.get("/api/dashboards", headers=token).json()
+    assert [i["id"] for i in listed["items"]] == [ids[ALLOWED]]
+    _error(api.get(f"/api/dashboards/{ids[HIDDEN]}", headers=token), 404, "NOT_FOUND")
+
+
 def test_a_change_in_superset_reaches_them_within_a_minute(api, person_stack, alice, ids):
     """Last: it takes the role's dataset away in Superset."""
     assert [i["id"] for i in api.get("/api/dashboards", headers=alice).json()["items"]] == [

@@ -30,6 +30,8 @@ BACKEND_CODES: frozenset[str] = frozenset(
         Code.SQL_ERROR,
         Code.SQL_TIMEOUT,
         Code.SUPERSET_UNAVAILABLE,  # a tool's Superset did not answer
+        Code.SUPERSET_LOGIN_REQUIRED,  # tools/calls.py: kept as the tool error's code
+        Code.SUPERSET_FORBIDDEN,
     }
 )
 

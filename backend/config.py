@@ -111,6 +111,7 @@ class SupersetInstanceSettings(BaseModel):
     url: str
     username: str
     password: SecretStr  # environment only (SUPERSET__<ENV>__PASSWORD); never logged or returned
+    provider: Literal["db", "ldap"] = "db"  # how the service account logs in
 
 
 class SupersetSettings(BaseModel):
@@ -120,6 +121,10 @@ class SupersetSettings(BaseModel):
     production: SupersetInstanceSettings | None = None
     sync_interval_s: float = Field(default=300.0, gt=0)
     timeout_s: float = Field(default=30.0, gt=0)  # one Superset request (an import included)
+    # "person": every read a person causes goes to Superset under their own Superset session
+    # (README, "Superset as the person"); "service": the service account, RBAC the platform's.
+    identity: Literal["service", "person"] = "service"
+    session_max_age_s: float = Field(default=43200.0, gt=0)  # a person's session after sign-in
 
     @property
     def enabled(self) -> bool:

@@ -13,6 +13,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from backend import acting
 from backend.config import Settings
 from backend.errors import Forbidden, Unauthorized, Unprocessable
 from backend.idempotency import service as idempotency
@@ -184,12 +185,17 @@ async def _dual_identity(
 CurrentPrincipal = Annotated[Principal, Depends(get_principal)]
 
 
-def require(role: Role) -> Callable[[Principal], Awaitable[Principal]]:
+def require(role: Role) -> Callable[[Request, Principal], Awaitable[Principal]]:
     """A dependency that lets the principal through when its user holds `role` or higher."""
 
-    async def _check(principal: CurrentPrincipal) -> Principal:
+    async def _check(request: Request, principal: CurrentPrincipal) -> Principal:
         if not principal.has(role):
             raise Forbidden(f"This operation requires the {role.value} role")
+        # Superset as the person: this request's Superset calls carry this person's session.
+        settings: Settings = request.app.state.settings
+        acting.acting_as(
+            acting.Person(principal.user_id, settings, request.app.state.session_factory)
+        )
         return principal
 
     return _check

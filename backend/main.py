@@ -17,6 +17,7 @@ from backend.assistant.router import router as conversations_router
 from backend.attachments.router import router as attachments_router
 from backend.audit.router import router as audit_router
 from backend.auth import log_redaction
+from backend.auth import service as auth_service
 from backend.auth.ldap import LdapDirectory
 from backend.auth.oidc import OidcProvider
 from backend.auth.router import router as auth_router
@@ -42,6 +43,7 @@ from backend.schedules.router import router as schedules_router
 from backend.sharing.router import router as sharing_router
 from backend.storage.router import router as storage_router
 from backend.superset import client as superset_client
+from backend.superset import sessions as superset_sessions
 from backend.superset import sync as superset_sync
 from backend.superset.router import router as superset_router
 from backend.superset.source import SUPERSET
@@ -81,6 +83,7 @@ def create_app(settings: Settings) -> FastAPI:
     if not settings.database_url:
         raise ValueError("settings.database_url must be resolved before create_app()")
     dashboard_sources.install(SUPERSET)
+    auth_service.on_directory_sign_in(superset_sessions.open_at_sign_in)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

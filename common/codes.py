@@ -62,6 +62,8 @@ class Code(StrEnum):
     BACKEND_ERROR = "BACKEND_ERROR"
     BACKEND_TIMEOUT = "BACKEND_TIMEOUT"
     SUPERSET_UNAVAILABLE = "SUPERSET_UNAVAILABLE"  # the backend's Superset did not answer
+    SUPERSET_LOGIN_REQUIRED = "SUPERSET_LOGIN_REQUIRED"  # person mode: no Superset session
+    SUPERSET_FORBIDDEN = "SUPERSET_FORBIDDEN"  # person mode: their own Superset refused
     CONFIRMATION_REQUIRED = "CONFIRMATION_REQUIRED"
     MCP_UNAVAILABLE = "MCP_UNAVAILABLE"
     MCP_ERROR = "MCP_ERROR"
@@ -139,6 +141,8 @@ _SHARED = frozenset(
         Code.REJECTED,
         Code.CANCELLED,
         Code.SUPERSET_UNAVAILABLE,
+        Code.SUPERSET_LOGIN_REQUIRED,
+        Code.SUPERSET_FORBIDDEN,
         Code.RUN_INTERRUPTED,
     }
 )

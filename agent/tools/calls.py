@@ -78,8 +78,14 @@ def check_arguments(tool: BaseTool | None, args: Any) -> dict[str, Any]:
     return parsed.model_dump(mode="json", exclude_unset=True)
 
 
+# Person mode (CONTRACT.md, "Superset as the person"): these refusals keep their own code.
+SUPERSET_REFUSALS = frozenset({Code.SUPERSET_LOGIN_REQUIRED, Code.SUPERSET_FORBIDDEN})
+
+
 def safe_backend_error(exc: BackendError, context: Any) -> tuple[str, str]:
     """(code, message) of a backend refusal as a tool error may show it: no raw body, no token."""
+    if exc.status == 403 and exc.code in SUPERSET_REFUSALS:  # person mode: their Superset's word
+        return exc.code, exc.message[:MAX_ERROR_CHARS]
     if exc.status == 403:
         roles = ", ".join(context.roles) if isinstance(context, Context) else "unknown"
         detail = exc.message.rstrip(".") if exc.message else "not allowed"

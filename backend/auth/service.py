@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Protocol
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -31,6 +32,30 @@ from backend.principal import Principal
 _BAD_LOGIN = "Invalid username or password"
 
 
+class DirectorySignIn(Protocol):
+    """Called after a directory person's password was accepted, with the same credentials
+    (Superset as the person opens their Superset sessions); it must never store the password."""
+
+    async def __call__(
+        self,
+        *,
+        session: AsyncSession,
+        settings: Settings,
+        user_id: uuid.UUID,
+        username: str,
+        password: str,
+    ) -> None: ...
+
+
+_at_directory_sign_in: list[DirectorySignIn] = []
+
+
+def on_directory_sign_in(hook: DirectorySignIn) -> None:
+    """Install a hook (once: building a second app installs nothing twice); backend/main.py."""
+    if hook not in _at_directory_sign_in:
+        _at_directory_sign_in.append(hook)
+
+
 async def login(
     *,
     session: AsyncSession,
@@ -51,6 +76,15 @@ async def login(
         user = await external.sign_in(
             session=session, settings=settings, identity=verdict, request_id=request_id
         )
+        if verdict.source == "ldap":  # person mode: their Superset sessions, same credentials
+            for hook in _at_directory_sign_in:
+                await hook(
+                    session=session,
+                    settings=settings,
+                    user_id=user.id,
+                    username=username,
+                    password=password,
+                )
         return issue_login(settings, user)
     if not isinstance(verdict, User):
         refused = verdict if isinstance(verdict, Refused) else Refused("local")

@@ -33,6 +33,7 @@ async def get(*, session: AsyncSession, branch_id: int, lock: bool = False) -> B
     branch = await session.scalar(query.with_for_update() if lock else query)
     if branch is None:
         raise NotFound(f"Branch {branch_id} not found", details={"branch_id": branch_id})
+    await sources.check_visible(session, branch.dashboard_id)  # person mode: what Superset hides
     return branch
 
 

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pydantic import ValidationError
+from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.codes import Code
@@ -176,6 +177,12 @@ class Builtin:
         self, *, session: AsyncSession, settings: Settings | None, dashboard_ids: Iterable[int]
     ) -> dict[int, SupersetSource]:
         return {}
+
+    async def hidden(self) -> ColumnElement[bool] | None:
+        return None  # the platform's roles alone decide who sees a built-in dashboard
+
+    async def check_visible(self, session: AsyncSession, dashboard_id: int) -> None:
+        return None
 
 
 BUILTIN = Builtin()

@@ -72,6 +72,9 @@ async def search(
 ) -> DashboardPage:
     """Dashboards matching `query` (title, tags, description), best match first."""
     stmt, rank = _filtered(query, status, tag, environment)
+    hidden = await sources.hidden()  # person mode: what their Superset hides
+    if hidden is not None:
+        stmt = stmt.where(hidden)
     total = await session.scalar(select(func.count()).select_from(stmt.subquery()))
     order = [rank.desc(), Dashboard.id] if rank is not None else [Dashboard.id]
     dashboards = list(await session.scalars(stmt.order_by(*order).limit(limit).offset(offset)))

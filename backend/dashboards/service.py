@@ -40,6 +40,7 @@ async def get(*, session: AsyncSession, dashboard_id: int) -> Dashboard:
         raise NotFound(
             f"Dashboard {dashboard_id} not found", details={"dashboard_id": dashboard_id}
         )
+    await sources.check_visible(session, dashboard_id)  # person mode: what their Superset hides
     return dashboard
 
 
@@ -52,6 +53,7 @@ async def get_version(
             f"Version {version_id} of dashboard {dashboard_id} not found",
             details={"dashboard_id": dashboard_id, "version_id": version_id},
         )
+    await sources.check_visible(session, dashboard_id)
     return version
 
 

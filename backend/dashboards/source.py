@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.config import Settings
@@ -107,4 +108,13 @@ class DashboardSource(Protocol):
         self, *, session: AsyncSession, settings: Settings | None, dashboard_ids: Iterable[int]
     ) -> dict[int, SupersetSource]:
         """Where each of these dashboards lives outside the platform (those that do)."""
+        ...
+
+    async def hidden(self) -> ColumnElement[bool] | None:
+        """A WHERE clause on `Dashboard` that drops what the acting person may not see (their
+        Superset's permissions in person mode); None when nothing is hidden."""
+        ...
+
+    async def check_visible(self, session: AsyncSession, dashboard_id: int) -> None:
+        """NotFound when the acting person may not see this dashboard."""
         ...

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from sqlalchemy import ColumnElement, and_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.config import Settings
@@ -28,6 +29,18 @@ def install(source: DashboardSource) -> None:
 def of(definition: Definition) -> DashboardSource:
     """The source whose version `definition` is; the built-in domain's otherwise."""
     return next((one for one in _installed if one.claims(definition)), BUILTIN)
+
+
+async def hidden() -> ColumnElement[bool] | None:
+    """What the acting person may not see, from every source (None: nothing hidden)."""
+    clauses = [c for c in [await one.hidden() for one in (*_installed, BUILTIN)] if c is not None]
+    return and_(*clauses) if clauses else None
+
+
+async def check_visible(session: AsyncSession, dashboard_id: int) -> None:
+    """NotFound when a source hides this dashboard from the acting person."""
+    for one in (*_installed, BUILTIN):
+        await one.check_visible(session, dashboard_id)
 
 
 async def links(

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from backend import acting
 from backend.config import Settings
 from backend.conversations import service as conversations
 from backend.conversations.schemas import MessageCreate
@@ -41,6 +42,8 @@ async def check(
     *, factory: async_sessionmaker[AsyncSession], settings: Settings, actor: Principal, env: str
 ) -> tuple[int, list[Failing]]:
     """Validate every dashboard `env` serves, as `actor`: (how many checked, the failing)."""
+    # Superset as the person: the sweep's reads carry the owner's own Superset session.
+    acting.acting_as(acting.Person(actor.user_id, settings, factory))
     failing: list[Failing] = []
     checked = 0
     async with factory() as session:

@@ -85,7 +85,7 @@ class SupersetClient:
             body = {
                 "username": self._instance.username,
                 "password": self._instance.password.get_secret_value(),
-                "provider": "db",
+                "provider": self._instance.provider,
                 "refresh": False,
             }
             try:
@@ -132,7 +132,9 @@ class SupersetClient:
 
     async def json(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         """A JSON answer; 404 is NotFound, other errors are SupersetError with its message."""
-        response = await self.request(method, path, **kwargs)
+        return await self._answer(await self.request(method, path, **kwargs), path)
+
+    async def _answer(self, response: httpx.Response, path: str) -> dict[str, Any]:
         if response.status_code == 404:
             raise NotFound(f"Not found in the {self.environment} Superset: {path}")
         if response.is_error:
@@ -153,7 +155,21 @@ _clients: dict[tuple[int, str], SupersetClient] = {}
 
 
 def client(settings: Settings, environment: str) -> SupersetClient:
-    """The environment's client; NotFound when that environment has no Superset configured."""
+    """The environment's client for whoever acts: the service account, or in person mode the
+    acting person's own session (backend/superset/person.py; `SUPERSET_LOGIN_REQUIRED` when
+    nobody acts). NotFound when that environment has no Superset configured."""
+    from backend.superset import person  # it builds on this module's client
+
+    if person.person_mode(settings) and not person.is_service():
+        acting = person.current()
+        if acting is None:
+            raise person.login_required(environment)
+        return person.client_for(settings, environment, acting)
+    return service_client(settings, environment)
+
+
+def service_client(settings: Settings, environment: str) -> SupersetClient:
+    """The service account's client of the environment, whatever the mode."""
     instance = settings.superset.instance(environment)
     if instance is None:
         raise NotFound(f"No Superset is configured for {environment}")
@@ -165,6 +181,9 @@ def client(settings: Settings, environment: str) -> SupersetClient:
 
 
 async def close_all() -> None:
+    from backend.superset import person
+
+    await person.close_all()
     clients = list(_clients.values())
     _clients.clear()
     for one in clients:

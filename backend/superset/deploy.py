@@ -11,8 +11,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from backend.codes import Code
 from backend.config import Settings
 from backend.dashboards.models import Dashboard, DashboardVersion
-from backend.errors import Conflict
-from backend.superset import bundle
+from backend.errors import Conflict, NotFound
+from backend.superset import bundle, person
 from backend.superset.client import SupersetClient, SupersetError, client, superset_message
 from backend.superset.models import SupersetDashboard
 
@@ -36,8 +36,14 @@ async def push(
     superset = client(settings, environment)
     files = version.definition["superset"]["files"]
     try:
-        data = bundle.promotion(files, await _databases(superset))
+        databases = await _databases(superset)
+    except NotFound as exc:  # person mode: their Superset hides the target's databases
+        raise person.forbidden(environment, "the target's databases are hidden") from exc
+    try:
+        data = bundle.promotion(files, databases)
     except bundle.MissingDatabase as exc:
+        if person.current() is not None:  # their Superset does not show them that database
+            raise person.forbidden(environment, f"no database named {exc.name!r}") from exc
         raise Conflict(
             f"The {environment} Superset has no database named {exc.name!r} to bind the "
             "dashboard's datasets to",
@@ -50,6 +56,8 @@ async def push(
         files={"bundle": ("bundle.zip", data, "application/zip")},
         data={"sparse": "true"},
     )
+    if person.current() is not None and (response.status_code == 403 or response.is_redirect):
+        raise person.forbidden(environment, superset_message(response))
     if response.is_error:
         raise SupersetError(
             f"The {environment} Superset refused the import: {superset_message(response)}",

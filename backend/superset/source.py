@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.config import Settings
@@ -18,7 +19,7 @@ from backend.dashboards.models import ENVIRONMENTS, Dashboard, DashboardVersion
 from backend.dashboards.schemas import ChartDataRead, SupersetSource
 from backend.dashboards.source import Chart, Outcome, Target
 from backend.errors import Unprocessable
-from backend.superset import bundle, deploy, links
+from backend.superset import bundle, deploy, links, visibility
 from backend.superset import charts as chart_api
 from backend.superset.client import client
 
@@ -101,6 +102,12 @@ class Superset:
         self, *, session: AsyncSession, settings: Settings | None, dashboard_ids: Iterable[int]
     ) -> dict[int, SupersetSource]:
         return await links.sources(session=session, settings=settings, dashboard_ids=dashboard_ids)
+
+    async def hidden(self) -> ColumnElement[bool] | None:
+        return await visibility.hidden_clause()
+
+    async def check_visible(self, session: AsyncSession, dashboard_id: int) -> None:
+        await visibility.check(session, dashboard_id)
 
 
 SUPERSET = Superset()

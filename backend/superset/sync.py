@@ -18,7 +18,7 @@ from backend.dashboards import deployments, service, validation
 from backend.dashboards.models import Dashboard, DashboardVersion
 from backend.errors import AppError
 from backend.principal import Principal
-from backend.superset import bundle
+from backend.superset import bundle, person
 from backend.superset.client import SupersetClient, client
 from backend.superset.models import SupersetDashboard
 
@@ -127,7 +127,13 @@ async def _store(
 
 
 async def sync(*, session: AsyncSession, settings: Settings, actor: Principal | None) -> SyncRead:
-    """Read every staging dashboard; store new versions, validate them, audit the sync."""
+    """Read every staging dashboard (always as the service account); store new versions,
+    validate them, audit the sync."""
+    with person.as_service():
+        return await _sync(session=session, settings=settings, actor=actor)
+
+
+async def _sync(*, session: AsyncSession, settings: Settings, actor: Principal | None) -> SyncRead:
     staging = client(settings, "staging")
     await session.execute(select(func.pg_advisory_xact_lock(LOCK_KEY)))
     listing = await _listing(staging)

@@ -1,7 +1,7 @@
 """schedules, their runs and deliveries; procrastinate's queue schema
 
 Revision ID: 0048_schedules
-Revises: 0046_sso
+Revises: 0047_superset_sessions
 Create Date: 2026-12-06
 """
 
@@ -13,7 +13,7 @@ from procrastinate.schema import SchemaManager
 from sqlalchemy.dialects import postgresql
 
 revision: str = "0048_schedules"
-down_revision: str | Sequence[str] | None = "0046_sso"
+down_revision: str | Sequence[str] | None = "0047_superset_sessions"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -98,13 +98,21 @@ def _wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30) ->
 
 
 @contextmanager
-def running_slapd(folder: Path) -> Iterator[Directory]:
-    """Start slapd on a free port with the base entries, the bind account and no people."""
+def running_slapd(folder: Path, *, memberof: bool = False) -> Iterator[Directory]:
+    """Start slapd on a free port with the base entries, the bind account and no people;
+    `memberof`: the overlay that gives people `memberOf` for their groups (what Superset's
+    AUTH_LDAP reads)."""
     (folder / "db").mkdir(parents=True)
     conf = folder / "slapd.conf"
-    conf.write_text(
-        CONF.format(dir=folder, suffix=SUFFIX, root=ROOT_DN, password=ROOT_PASSWORD, reader=BIND_DN)
+    text = CONF.format(
+        dir=folder, suffix=SUFFIX, root=ROOT_DN, password=ROOT_PASSWORD, reader=BIND_DN
     )
+    if memberof:
+        text = text.replace("moduleload back_mdb\n", "moduleload back_mdb\nmoduleload memberof\n")
+        text = text.replace(
+            f"directory {folder}/db\n", f"directory {folder}/db\noverlay memberof\n"
+        )
+    conf.write_text(text)
     port = free_port()
     url = f"ldap://127.0.0.1:{port}"
     with (folder / "slapd.log").open("ab") as log:

@@ -77,16 +77,17 @@ def _sqlalchemy_url(admin_url: str, database: str) -> str:
     )
 
 
-def write_config(directory: Path, metadata_uri: str) -> Path:
+def write_config(directory: Path, metadata_uri: str, extra: str = "") -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "superset_config.py"
-    path.write_text(CONFIG.format(secret=SECRET_KEY, uri=metadata_uri))
+    path.write_text(CONFIG.format(secret=SECRET_KEY, uri=metadata_uri) + extra)
     return path
 
 
-def _env(config: Path) -> dict[str, str]:
+def _env(config: Path, pythonpath: str | None = None) -> dict[str, str]:
     return {
         **os.environ,
+        **({"PYTHONPATH": pythonpath} if pythonpath else {}),
         "SUPERSET_CONFIG_PATH": str(config),
         "FLASK_APP": "superset.app:create_app()",
         "PYTHONUNBUFFERED": "1",
@@ -180,16 +181,19 @@ def serve(
     names: tuple[str, ...],
     *,
     wait: bool = True,
+    extra_config: str = "",
+    pythonpath: str | None = None,
 ) -> Iterator[dict[str, Instance]]:
     """Start one gunicorn Superset per name (in parallel), each on a copy of the template;
-    `wait=False` yields them still booting (each `Instance.wait()` before use)."""
+    `wait=False` yields them still booting (each `Instance.wait()` before use); `extra_config`
+    is appended to each one's superset_config.py, `pythonpath` put on its PYTHONPATH."""
     procs: list[subprocess.Popen[bytes]] = []
     instances: dict[str, Instance] = {}
     try:
         for name in names:
             metadata = copy_template(admin_url, template)
             meta_db = make_url(metadata).database or ""
-            config = write_config(work / name, _sqlalchemy_url(admin_url, meta_db))
+            config = write_config(work / name, _sqlalchemy_url(admin_url, meta_db), extra_config)
             port = free_port()
             log = work / name / "superset.log"
             with log.open("ab") as out:
@@ -211,7 +215,7 @@ def serve(
                             f"127.0.0.1:{port}",
                             "superset.app:create_app()",
                         ],
-                        env=_env(config),
+                        env=_env(config, pythonpath),
                         cwd=work / name,
                         stdout=out,
                         stderr=subprocess.STDOUT,

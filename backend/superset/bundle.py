@@ -158,7 +158,7 @@ def place_chart(files: dict[str, str], uuid: str, title: str) -> None:
         "id": chart_id,
         "children": [],
         "parents": ["ROOT_ID", "GRID_ID", row_id],
-        "meta": {"uuid": uuid, "sliceName": title, "width": 4, "height": 50},
+        "meta": {"uuid": uuid, "chartId": 0, "sliceName": title, "width": 4, "height": 50},
     }
     cfg["position"] = position
     files[path] = _dump(cfg)

@@ -27,9 +27,9 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from agent.demo import answers, charts, diagnosis, workflow
+from agent.demo import answers, charts, diagnosis, repair, workflow
 from agent.demo.plan import steps
-from agent.demo.request import Request, is_russian, remember, text_of
+from agent.demo.request import Memory, Request, Route, is_russian, parse_json, remember, text_of
 from agent.demo.routes import Ask, Call, route
 from agent.hitl import result_text
 from agent.prompts import WORKFLOW_STEP_ID_PREFIX
@@ -58,6 +58,20 @@ def _tool_name(tool: Any) -> str:
     if isinstance(tool, BaseTool):
         return tool.name
     return str(convert_to_openai_tool(tool)["function"]["name"])
+
+
+def _route(
+    step: str, memory: Memory, messages: Sequence[BaseMessage], after: list[BaseMessage]
+) -> Route:
+    """A step's call: a repair walk's step from what this turn's results said (repair.py)."""
+    if step not in repair.STEPS:
+        return route(Request(raw=step, text=step.lower(), memory=memory))
+    walk: dict[str, Any] = {}
+    for message in after:
+        if isinstance(message, ToolMessage) and message.name:
+            repair.learn(walk, message.name, parse_json(message))
+    whole = remember(list(messages))
+    return repair.route(Request(raw=step, text=step, memory=whole), walk)
 
 
 def _calling(routed: Call) -> AIMessage:
@@ -113,11 +127,12 @@ class DemoChatModel(BaseChatModel):
         lang = "ru" if is_russian(text) else "en"
         before = list(messages[:human])
         after = list(messages[human + 1 :]) if human is not None else list(messages)
-        plan = steps(text, remember(before))
+        walk = repair.steps(text, remember(list(messages)).dashboard_id)
+        plan = walk or steps(text, remember(before))
         if messages and isinstance(messages[-1], ToolMessage):
-            following = self._next_step(plan, before, after)
+            following = self._next_step(plan, before, after, messages)
             return following or AIMessage(content=self._summarise(after, text, lang))
-        routed = route(Request(raw=plan[0], text=plan[0].lower(), memory=remember(before)))
+        routed = _route(plan[0], remember(before), messages, after)
         if isinstance(routed, Ask):
             return AIMessage(content=answers.question(routed.topic, lang))
         if isinstance(routed, Call) and self._allowed(routed.name):
@@ -125,7 +140,11 @@ class DemoChatModel(BaseChatModel):
         return AIMessage(content=answers.help_text(lang))
 
     def _next_step(
-        self, plan: list[str], before: list[BaseMessage], after: list[BaseMessage]
+        self,
+        plan: list[str],
+        before: list[BaseMessage],
+        after: list[BaseMessage],
+        messages: Sequence[BaseMessage],
     ) -> AIMessage | None:
         """The call of the request's next step, if one is left and the last step worked."""
         done = sum(1 for m in after if isinstance(m, AIMessage) and m.tool_calls)
@@ -133,7 +152,7 @@ class DemoChatModel(BaseChatModel):
         if done >= len(plan) or failed:
             return None
         step = plan[done]
-        routed = route(Request(raw=step, text=step.lower(), memory=remember([*before, *after])))
+        routed = _route(step, remember([*before, *after]), messages, after)
         if isinstance(routed, Call) and self._allowed(routed.name):
             return _calling(routed)
         return None

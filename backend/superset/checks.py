@@ -12,7 +12,7 @@ from typing import Any
 
 from backend.codes import Code
 from backend.errors import Unprocessable
-from backend.superset import forms
+from backend.superset import forms, time_ranges
 from backend.superset.client import SupersetClient, superset_message
 from backend.superset.edits import Touched
 
@@ -68,7 +68,11 @@ async def _time_range(staging: SupersetClient, value: str) -> str | None:
     """Superset's own parse of a time range (its /api/v1/time_range/); None when it parses."""
     if value == forms.NO_TIME_FILTER:
         return None
+    if not time_ranges.parses(value):
+        return f"Time range {value!r} is not in Superset's syntax (e.g. 'Last week', 'No filter')"
     response = await staging.request("GET", "/api/v1/time_range/", params={"q": _rison(value)})
+    if response.status_code in (401, 403, 404):
+        return None  # this Superset does not let the account ask: the run judges it
     if response.is_error:
         return f"Time range {value!r} is not understood: {superset_message(response)}"
     return None

@@ -224,3 +224,47 @@ def test_a_deployed_repair_runs_the_new_queries_on_productions_rows(
             (str(branch_id),),
         ).fetchone()
     assert row is not None and len(row[0]["changes"]) == 3
+
+
+VIZ_EDITS = {
+    "table": {"viz_type": "table", "row_limit": 2},
+    "big_number_total": {"viz_type": "big_number_total", "metrics": ["count"]},
+    "pie": {"viz_type": "pie", "filters": [{"column": "region", "op": "!=", "value": "east"}]},
+    "echarts_timeseries_line": {"viz_type": "echarts_timeseries_line", "time_range": "Last year"},
+    "echarts_timeseries_bar": {
+        "viz_type": "echarts_timeseries_bar",
+        "x_axis": "ordered_at",
+        "metrics": [{"sql": "SUM(amount) / COUNT(*)", "label": "average"}],
+    },
+}
+
+
+@pytest.mark.parametrize("viz", list(VIZ_EDITS))
+def test_each_supported_viz_type_runs_on_staging_as_committed(ss_api, ss_as, synced, viz: str):
+    dashboard_id = synced[BROKEN.title]
+    chart = _broken(ss_api, ss_as["viewer"], dashboard_id)["Orders per region"]
+    name = f"viz-{viz.replace('_', '-')}"
+    branch_id = _branch(ss_api, ss_as["editor"], dashboard_id, name)
+    update = {"op": "update", "key": chart["key"], "chart": VIZ_EDITS[viz]}
+    commit = _commit(ss_api, ss_as["editor"], branch_id, [update])
+    assert commit.status_code == 201, commit.text
+    [saved] = [
+        c for c in commit.json()["version"]["definition"]["charts"] if c["key"] == chart["key"]
+    ]
+    assert saved["viz_type"] == viz
+    data = ss_api.get(
+        f"/api/dashboards/{dashboard_id}/charts/{chart['key']}/data",
+        params={"ref": name},
+        headers=ss_as["viewer"],
+    )
+    assert data.status_code == 200, data.text
+    body = data.json()
+    assert body["rows"], body
+    if viz == "table":
+        assert len(body["rows"]) == 2
+    if viz == "big_number_total":
+        assert body["rows"] == [[len(STAGING_ROWS)]]
+    if viz == "pie":
+        assert sorted(r[0] for r in body["rows"]) == ["north", "south"]
+    if viz.startswith("echarts_timeseries"):
+        assert "ordered_at" in body["columns"]

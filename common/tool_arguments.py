@@ -47,8 +47,88 @@ class Chart(BaseModel):
     )
 
 
-class ChartPatch(BaseModel):
-    """The fields to change on an existing chart; at least one."""
+ColumnName = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+Label = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=128)]
+VizType = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+TimeRange = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Aggregate = Literal["SUM", "AVG", "COUNT", "COUNT_DISTINCT", "MIN", "MAX"]
+FilterOp = Literal[
+    "==", "!=", ">", ">=", "<", "<=", "IN", "NOT IN", "IS NULL", "IS NOT NULL", "LIKE"
+]
+Scalar = str | int | float | bool
+
+
+class ColumnMetric(BaseModel):
+    """An aggregate of one column."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    column: ColumnName
+    aggregate: Aggregate
+    label: Label | None = None
+
+
+class SqlMetric(BaseModel):
+    """A SQL expression with its label."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sql: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
+    label: Label
+
+
+Metric = Annotated[str, StringConstraints(min_length=1, max_length=128)] | ColumnMetric | SqlMetric
+
+
+class Filter(BaseModel):
+    """One condition on a column (`value` a list for IN / NOT IN, absent for the NULL tests)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    column: ColumnName
+    op: FilterOp
+    value: Scalar | list[Scalar] | None = None
+
+
+class QueryFields(BaseModel):
+    """The fields a Superset chart edit may set; each absent one stays as it was."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    viz_type: VizType | None = Field(
+        default=None,
+        description="Superset's viz type: table, big_number_total, pie, "
+        "echarts_timeseries_line, echarts_timeseries_bar",
+    )
+    metrics: Annotated[list[Metric], Field(min_length=1, max_length=10)] | None = Field(
+        default=None,
+        description='Saved metric name ("count"), {column, aggregate, label?} or {sql, label}',
+    )
+    groupby: Annotated[list[ColumnName], Field(max_length=10)] | None = None
+    filters: Annotated[list[Filter], Field(max_length=20)] | None = Field(
+        default=None, description="Replace the chart's filters"
+    )
+    x_axis: ColumnName | None = Field(default=None, description="A time column (timeseries)")
+    time_range: TimeRange | None = Field(
+        default=None, description='Superset\'s syntax: "No filter", "Last week", ...'
+    )
+    row_limit: int | None = Field(default=None, ge=1, le=50_000)
+
+
+class NewChart(QueryFields):
+    """A chart added to a Superset dashboard, on the staging Superset's dataset `dataset`."""
+
+    title: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+    viz_type: VizType
+    dataset: Annotated[str, StringConstraints(min_length=1, max_length=250)] = Field(
+        description="The table name of a dataset of the staging Superset"
+    )
+
+
+class ChartPatch(QueryFields):
+    """The fields to change on an existing chart; at least one. A built-in chart takes
+    title, type, datasource, sql, expected_columns; a Superset chart (key: its UUID) takes
+    title and the query fields."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -71,7 +151,7 @@ class AddChart(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     op: Literal["add"]
-    chart: Chart
+    chart: Chart | NewChart
 
 
 class UpdateChart(BaseModel):

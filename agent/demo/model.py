@@ -27,9 +27,9 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from agent.demo import answers, charts, diagnosis, names, workflow
+from agent.demo import answers, charts, diagnosis, names, repair, workflow
 from agent.demo.plan import steps
-from agent.demo.request import Request, is_russian, remember, text_of
+from agent.demo.request import Memory, Request, Route, is_russian, parse_json, remember, text_of
 from agent.demo.routes import Ask, Call, route
 from agent.hitl import result_text
 from agent.prompts import WORKFLOW_STEP_ID_PREFIX
@@ -59,6 +59,20 @@ def _tool_name(tool: Any) -> str:
     if isinstance(tool, BaseTool):
         return tool.name
     return str(convert_to_openai_tool(tool)["function"]["name"])
+
+
+def _route(
+    step: str, memory: Memory, messages: Sequence[BaseMessage], after: list[BaseMessage]
+) -> Route:
+    """A step's call: a repair walk's step from what this turn's results said (repair.py)."""
+    if step not in repair.STEPS:
+        return route(Request(raw=step, text=step.lower(), memory=memory))
+    walk: dict[str, Any] = {}
+    for message in after:
+        if isinstance(message, ToolMessage) and message.name:
+            repair.learn(walk, message.name, parse_json(message))
+    whole = remember(list(messages))
+    return repair.route(Request(raw=step, text=step, memory=whole), walk)
 
 
 def _calling(routed: Call) -> AIMessage:
@@ -114,6 +128,9 @@ class DemoChatModel(BaseChatModel):
         lang = "ru" if is_russian(text) else "en"
         before = list(messages[:human])
         after = list(messages[human + 1 :]) if human is not None else list(messages)
+        walk = repair.steps(text, remember(list(messages)).dashboard_id)
+        if walk:  # "fix the failing chart of dashboard N" (repair.py)
+            return self._repair(walk, before, after, messages, text, lang)
         plan = steps(text, remember(before))
         first = Request(raw=plan[0], text=plan[0].lower(), memory=remember(before))
         routed = route(first)
@@ -125,7 +142,7 @@ class DemoChatModel(BaseChatModel):
                 return self._after_lookup(lookup, plan[0], before, after, text, lang)
             if routed is None:  # the help's own search: name dashboards that exist
                 return AIMessage(content=answers.help_text(lang, names.found(after)))
-            following = self._next_step(plan, before, after)
+            following = self._next_step(plan, before, after, messages)
             return following or AIMessage(content=self._summarise(after, text, lang))
         if lookup is not None:
             return _calling(lookup)
@@ -135,6 +152,26 @@ class DemoChatModel(BaseChatModel):
             return _calling(routed)
         if routed is None and self._allowed(SEARCH_DASHBOARDS):
             return _calling(Call(SEARCH_DASHBOARDS, {}))
+        return AIMessage(content=answers.help_text(lang))
+
+    def _repair(
+        self,
+        walk: list[str],
+        before: list[BaseMessage],
+        after: list[BaseMessage],
+        messages: Sequence[BaseMessage],
+        text: str,
+        lang: str,
+    ) -> AIMessage:
+        """A repair walk's next call (health, the chart's SQL, branch, fix), then the answer."""
+        if messages and isinstance(messages[-1], ToolMessage):
+            following = self._next_step(walk, before, after, messages)
+            return following or AIMessage(content=self._summarise(after, text, lang))
+        routed = _route(walk[0], remember(before), messages, after)
+        if isinstance(routed, Ask):
+            return AIMessage(content=answers.question(routed.topic, lang))
+        if isinstance(routed, Call) and self._allowed(routed.name):
+            return _calling(routed)
         return AIMessage(content=answers.help_text(lang))
 
     def _after_lookup(
@@ -171,7 +208,11 @@ class DemoChatModel(BaseChatModel):
         return AIMessage(content=self._summarise(after, text, lang))
 
     def _next_step(
-        self, plan: list[str], before: list[BaseMessage], after: list[BaseMessage]
+        self,
+        plan: list[str],
+        before: list[BaseMessage],
+        after: list[BaseMessage],
+        messages: Sequence[BaseMessage],
     ) -> AIMessage | None:
         """The call of the request's next step, if one is left and the last step worked."""
         done = sum(1 for m in after if isinstance(m, AIMessage) and m.tool_calls)
@@ -179,7 +220,7 @@ class DemoChatModel(BaseChatModel):
         if done >= len(plan) or failed:
             return None
         step = plan[done]
-        routed = route(Request(raw=step, text=step.lower(), memory=remember([*before, *after])))
+        routed = _route(step, remember([*before, *after]), messages, after)
         if isinstance(routed, Call) and self._allowed(routed.name):
             return _calling(routed)
         return None

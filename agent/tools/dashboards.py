@@ -122,12 +122,31 @@ def build_create_branch(client: BackendClient) -> BaseTool:
     return create_branch
 
 
+async def _validate_version(
+    client: BackendClient, runtime: AgentRuntime, version: dict[str, Any]
+) -> dict[str, Any]:
+    """The new version's charts run (does the fix run?): its status and each chart's."""
+    path = f"/api/dashboards/{version.get('dashboard_id')}/validate"
+    run = await client.call(
+        user_context(runtime), "POST", path, json={"ref": str(version.get("id"))}
+    )
+    charts = [
+        {"title": c.get("chart_title"), "status": c.get("status"), "message": c.get("message")}
+        for c in run.get("charts") or []
+    ]
+    return {"status": run.get("status"), "charts": charts}
+
+
 def build_commit_changes(client: BackendClient) -> BaseTool:
     @tool(names.COMMIT_CHANGES, args_schema=CommitChangesArgs)
     async def commit_changes(
         branch_id: int, message: str, changes: list[Change], runtime: AgentRuntime
     ) -> dict[str, Any]:
         """Commit chart edits (add, update, remove) to a dashboard branch as a new version.
+        Built-in charts: title, type, datasource, sql, expected_columns. Superset charts (key:
+        the chart's UUID; key "dashboard" retitles the dashboard): title, viz_type, metrics,
+        groupby, filters, x_axis, time_range, row_limit; add {title, viz_type, dataset, ...};
+        remove {key}. A Superset commit is run on staging first and refused if a chart fails.
         Needs the editor role. A person must confirm it before it runs."""
         payload = {
             "message": message,
@@ -142,6 +161,7 @@ def build_commit_changes(client: BackendClient) -> BaseTool:
             "version_id": version.get("id"),
             **pick(version, "message", "author", "created_at"),
             "chart_count": len(charts),
+            "validation": await _validate_version(client, runtime, version),
         }
 
     return commit_changes

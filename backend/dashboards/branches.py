@@ -172,7 +172,7 @@ async def commit(
 
 def _describe(change: Change) -> str:
     if isinstance(change, AddChart):
-        return f"add {change.chart.key}"
+        return f"add {getattr(change.chart, 'key', None) or change.chart.title}"
     if isinstance(change, UpdateChart):
         return f"update {change.key}: {', '.join(sorted(change.chart.model_fields_set))}"
     return f"remove {change.key}"

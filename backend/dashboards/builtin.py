@@ -113,7 +113,9 @@ class Builtin:
         except ValidationError as exc:
             errors = [{"loc": list(e["loc"]), "msg": e["msg"]} for e in exc.errors()]
             raise invalid_definition("The resulting definition is invalid", errors) from exc
-        touched = {c.chart.key if isinstance(c, AddChart) else c.key for c in changes}
+        touched = {
+            getattr(c.chart, "key", "") if isinstance(c, AddChart) else c.key for c in changes
+        }
         errors = [
             {"loc": ["charts", i, "datasource"], "msg": f"unknown datasource: {chart.datasource}"}
             for i, chart in enumerate(model.charts)
@@ -172,6 +174,11 @@ class Builtin:
         environment: str,
     ) -> None:
         """Nothing outside the platform: the deployment row is what an environment serves."""
+
+    async def chart_links(
+        self, *, settings: Settings, version: DashboardVersion
+    ) -> dict[str, dict[str, str]]:
+        return {}  # its charts live only here
 
     async def links(
         self, *, session: AsyncSession, settings: Settings | None, dashboard_ids: Iterable[int]

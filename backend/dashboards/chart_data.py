@@ -20,8 +20,10 @@ from backend.errors import NotFound
 
 
 async def _version(
-    session: AsyncSession, dashboard: Dashboard, environment: str | None
+    session: AsyncSession, dashboard: Dashboard, environment: str | None, ref: str | None
 ) -> DashboardVersion:
+    if ref is not None and environment is None:
+        return (await service.resolve_ref(session=session, dashboard=dashboard, ref=ref)).version
     if environment is None:
         return await service.main_version(session=session, dashboard=dashboard)
     version = await service.environment_version(
@@ -52,10 +54,12 @@ async def read(
     dashboard_id: int,
     chart_key: str,
     environment: str | None,
+    ref: str | None = None,
 ) -> ChartDataRead:
-    """Run the chart of main (or of what `environment` serves) and return its rows."""
+    """Run the chart of main (or of what `environment` serves, or of the version `ref`
+    names) and return its rows."""
     dashboard = await service.get(session=session, dashboard_id=dashboard_id)
-    version = await _version(session, dashboard, environment)
+    version = await _version(session, dashboard, environment, ref)
     chart = _chart(version, dashboard_id, chart_key)
     # Done with the platform database: give its connection back before a query that may
     # take seconds.

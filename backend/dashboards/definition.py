@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+from backend.dashboards.chart_query import NewChart, QueryFields, query_fields
+
 MAX_CHARTS = 30
 MAX_SQL_CHARS = 20_000
 MAX_CHANGES = 50
@@ -58,8 +60,10 @@ class Definition(BaseModel):
         return self
 
 
-class ChartPatch(BaseModel):
-    """Fields to change on an existing chart; the key itself cannot change."""
+class ChartPatch(QueryFields):
+    """Fields to change on an existing chart; the key itself cannot change. `type`, `sql`,
+    `datasource` and `expected_columns` are the built-in domain's; the query fields
+    (`viz_type`, `metrics`, ...) a Superset chart's."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -80,7 +84,7 @@ class AddChart(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     op: Literal["add"]
-    chart: Chart
+    chart: Chart | NewChart
 
 
 class UpdateChart(BaseModel):
@@ -119,7 +123,14 @@ def apply_changes(definition: dict[str, Any], changes: list[Change]) -> dict[str
     """Apply `changes` in order to a copy of `definition`; raise EditError on the first misfit."""
     charts = [dict(c) for c in definition.get("charts", [])]
     for i, change in enumerate(changes):
+        if isinstance(change, AddChart) and not isinstance(change.chart, Chart):
+            raise EditError(i, "a built-in chart is added with key, type, datasource and sql")
+        if isinstance(change, UpdateChart) and query_fields(change.chart):
+            raise EditError(
+                i, f"a built-in chart has no {', '.join(sorted(query_fields(change.chart)))}"
+            )
         if isinstance(change, AddChart):
+            assert isinstance(change.chart, Chart)
             if _index(charts, change.chart.key) is not None:
                 raise EditError(i, f"chart key already exists: {change.chart.key}")
             charts.append(change.chart.model_dump())

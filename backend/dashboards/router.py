@@ -23,6 +23,7 @@ from backend.dashboards.schemas import (
     Environment,
     HealthRead,
     MergeRead,
+    Ref,
     RunRead,
     Status,
     ValidateRequest,
@@ -72,11 +73,17 @@ async def search_dashboards(
 
 @router.get(ONE, response_model=DashboardRead, responses=READ_ERRORS)
 async def get_dashboard(
-    dashboard_id: Id, principal: Viewer, session: SessionDep, settings: SettingsDep
+    dashboard_id: Id,
+    principal: Viewer,
+    session: SessionDep,
+    settings: SettingsDep,
+    ref: Annotated[Ref | None, Query(description="Also show this branch or version")] = None,
 ) -> DashboardRead:
     """The dashboard with main's definition, branches, environments and latest validation;
-    `source` says where a dashboard synced from Superset lives."""
-    return await service.read(session=session, dashboard_id=dashboard_id, settings=settings)
+    `source` says where a dashboard synced from Superset lives; `?ref=` adds `version`."""
+    return await service.read(
+        session=session, dashboard_id=dashboard_id, settings=settings, ref=ref
+    )
 
 
 @router.get(ONE + "/versions/{version_id}", response_model=VersionRead, responses=READ_ERRORS)
@@ -142,6 +149,9 @@ async def chart_rows(
     session: SessionDep,
     settings: SettingsDep,
     environment: Annotated[Environment | None, Query(description="Default: main")] = None,
+    ref: Annotated[
+        Ref | None, Query(description="A branch or version: its chart, run on staging")
+    ] = None,
 ) -> ChartDataRead:
     """Run one chart's SQL read-only (the /query caps) and return its rows. A chart that cannot
     be drawn is its query's error (422 SQL_ERROR, SQL_TIMEOUT, SQL_REJECTED; 503 when the
@@ -152,6 +162,7 @@ async def chart_rows(
         dashboard_id=dashboard_id,
         chart_key=chart_key,
         environment=environment,
+        ref=ref,
     )
 
 

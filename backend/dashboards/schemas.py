@@ -218,6 +218,12 @@ class DashboardRead(DashboardSummary):
     main: VersionRead | None
     branches: list[BranchSummary]
     latest_validation: RunSummary | None = Field(description="Latest run of main's version")
+    ref: str | None = Field(default=None, description="The ref asked for (`?ref=`), if any")
+    version: VersionRead | None = Field(
+        default=None,
+        description="The version `?ref=` names (a branch name or version id); each chart of a "
+        "Superset dashboard carries explore_url {environment: url} where it is deployed",
+    )
 
 
 class HealthRead(BaseModel):

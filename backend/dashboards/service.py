@@ -168,11 +168,31 @@ def summary(
     )
 
 
+async def _shown(settings: Settings | None, version: DashboardVersion) -> VersionRead:
+    """The version as an answer shows it: each chart with its `explore_url` where it has one."""
+    read = VersionRead.model_validate(version)
+    if settings is None:
+        return read
+    urls = await sources.of(version.definition).chart_links(settings=settings, version=version)
+    if not urls:
+        return read
+    charts = [
+        {**c, "explore_url": urls.get(c.get("key"), {})} for c in version.definition["charts"]
+    ]
+    return read.model_copy(update={"definition": {**version.definition, "charts": charts}})
+
+
 async def read(
-    *, session: AsyncSession, dashboard_id: int, settings: Settings | None = None
+    *,
+    session: AsyncSession,
+    dashboard_id: int,
+    settings: Settings | None = None,
+    ref: str | None = None,
 ) -> DashboardRead:
-    """The dashboard with main's definition, branches, environments and latest validation."""
+    """The dashboard with main's definition, branches, environments and latest validation;
+    with `ref`, also the version it names."""
     dashboard = await get(session=session, dashboard_id=dashboard_id)
+    shown = await resolve_ref(session=session, dashboard=dashboard, ref=ref) if ref else None
     main = await session.get(DashboardVersion, dashboard.main_version_id or 0)
     runs = await latest_runs(session=session, version_ids=[dashboard.main_version_id])
     run = runs.get(dashboard.main_version_id or 0)
@@ -186,7 +206,9 @@ async def read(
         **base.model_dump(),
         created_at=dashboard.created_at,
         updated_at=dashboard.updated_at,
-        main=VersionRead.model_validate(main) if main else None,
+        main=await _shown(settings, main) if main else None,
         branches=[BranchSummary.model_validate(b) for b in branches],
         latest_validation=RunSummary.model_validate(run) if run else None,
+        ref=ref,
+        version=await _shown(settings, shown.version) if shown else None,
     )

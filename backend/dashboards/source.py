@@ -11,6 +11,7 @@ A source answers for a version's definition (dashboard definitions are immutable
 - `run_charts`: each chart's outcome, for validation, deploy and health;
 - `chart_data`: one chart's rows, as the dashboard page draws it;
 - `deploy`: what the environment itself needs before the platform records a deployment;
+- `chart_links`: where each chart of a version opens outside the platform (`explore_url`);
 - `links`: where its dashboards live outside the platform (the summary's `source`);
 - `live`: health runs its charts anew each time it is asked (its data and charts change
   outside the platform); otherwise health reads the runs validation and deploys stored.
@@ -102,6 +103,12 @@ class DashboardSource(Protocol):
     ) -> None:
         """Put `version` into `environment` (before anything is recorded: a refusal records
         nothing)."""
+        ...
+
+    async def chart_links(
+        self, *, settings: Settings, version: DashboardVersion
+    ) -> dict[str, dict[str, str]]:
+        """Chart key -> {environment: where that chart opens outside the platform}."""
         ...
 
     async def links(

@@ -17,7 +17,6 @@ from typing import Any
 
 import yaml
 
-from backend.dashboards.definition import Change, EditError, UpdateChart
 from backend.errors import Unprocessable
 
 DASHBOARD_KEY = "dashboard"  # an update with this key retitles the dashboard itself
@@ -48,6 +47,9 @@ def _load(text: str) -> dict[str, Any]:
 
 def _dump(data: dict[str, Any]) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+
+
+load, dump = _load, _dump
 
 
 def read_export(data: bytes) -> dict[str, str]:
@@ -101,6 +103,7 @@ def definition(files: dict[str, str], chart_order: list[str]) -> dict[str, Any]:
                 "type": CHART_TYPES.get(viz, "table"),
                 "viz_type": viz,
                 "datasource": str(dataset.get("table_name", "")),
+                "dataset_uuid": str(cfg.get("dataset_uuid") or ""),
             }
         )
     rank = {uuid: i for i, uuid in enumerate(chart_order)}
@@ -128,37 +131,57 @@ def chart_order(files: dict[str, str]) -> list[str]:
     ]
 
 
-def _retitle_chart(files: dict[str, str], uuid: str, title: str) -> bool:
-    for path, cfg in _kind(files, "charts/"):
-        if str(cfg.get("uuid")) == uuid:
-            cfg["slice_name"] = title
-            files[path] = _dump(cfg)
-            return True
-    return False
-
-
-def _retitle_dashboard(files: dict[str, str], title: str) -> None:
+def retitle_dashboard(files: dict[str, str], title: str) -> None:
     path, cfg = next(iter(_kind(files, "dashboards/")))
     cfg["dashboard_title"] = title
     files[path] = _dump(cfg)
 
 
-def apply_changes(current: dict[str, Any], changes: list[Change]) -> dict[str, Any]:
-    """Retitle the dashboard (key `dashboard`) and its charts (key = chart UUID) in a copy of
-    the bundle; anything else does not apply to a Superset dashboard (EditError)."""
-    files = dict(current["superset"]["files"])
-    for i, change in enumerate(changes):
-        if not isinstance(change, UpdateChart):
-            raise EditError(i, "a Superset dashboard's charts are added and removed in Superset")
-        fields = change.chart.model_fields_set
-        if fields != {"title"} or change.chart.title is None:
-            raise EditError(i, "a commit to a Superset dashboard may change titles only")
-        if change.key == DASHBOARD_KEY:
-            _retitle_dashboard(files, change.chart.title)
-        elif not _retitle_chart(files, change.key, change.chart.title):
-            raise EditError(i, f"no chart with key: {change.key}")
-    order = [c["uuid"] for c in current.get("charts", [])]
-    return definition(files, order)
+def place_chart(files: dict[str, str], uuid: str, title: str) -> None:
+    """Append the chart to the dashboard's layout, in a row of its own under the grid."""
+    path, cfg = next(iter(_kind(files, "dashboards/")))
+    position = cfg.get("position") or {}
+    grid = position.setdefault(
+        "GRID_ID", {"type": "GRID", "id": "GRID_ID", "children": [], "parents": ["ROOT_ID"]}
+    )
+    row_id, chart_id = f"ROW-{uuid[:12]}", f"CHART-{uuid[:12]}"
+    grid.setdefault("children", []).append(row_id)
+    position[row_id] = {
+        "type": "ROW",
+        "id": row_id,
+        "children": [chart_id],
+        "parents": ["ROOT_ID", "GRID_ID"],
+        "meta": {"background": "BACKGROUND_TRANSPARENT"},
+    }
+    position[chart_id] = {
+        "type": "CHART",
+        "id": chart_id,
+        "children": [],
+        "parents": ["ROOT_ID", "GRID_ID", row_id],
+        "meta": {"uuid": uuid, "chartId": 0, "sliceName": title, "width": 4, "height": 50},
+    }
+    cfg["position"] = position
+    files[path] = _dump(cfg)
+
+
+def unplace_chart(files: dict[str, str], uuid: str) -> None:
+    """The chart leaves the layout and the bundle (it stays in Superset)."""
+    path, cfg = next(iter(_kind(files, "dashboards/")))
+    position = cfg.get("position") or {}
+    gone = [
+        node_id
+        for node_id, node in position.items()
+        if isinstance(node, dict) and node.get("meta", {}).get("uuid") == uuid
+    ]
+    for node_id in gone:
+        del position[node_id]
+    for node in position.values():
+        if isinstance(node, dict) and node.get("children"):
+            node["children"] = [c for c in node["children"] if c not in gone]
+    files[path] = _dump(cfg)
+    for chart_path, chart in _kind(files, "charts/"):
+        if str(chart.get("uuid")) == uuid:
+            del files[chart_path]
 
 
 def promotion(files: dict[str, str], target_databases: dict[str, str]) -> bytes:

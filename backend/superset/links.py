@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.config import Settings
+from backend.dashboards.models import ENVIRONMENTS
 from backend.dashboards.schemas import SupersetLink, SupersetSource
+from backend.errors import AppError
+from backend.superset.charts import chart_ids
+from backend.superset.client import client
 from backend.superset.models import SupersetDashboard
 
 
@@ -40,3 +45,26 @@ async def sources(
         )
         for row in rows
     }
+
+
+async def explore_urls(
+    *, settings: Settings, definition: dict[str, Any]
+) -> dict[str, dict[str, str]]:
+    """Chart key -> {environment: that chart in that Superset's Explore}, for each environment
+    whose dashboard places it (an unreachable Superset gives no link, not an error)."""
+    found: dict[str, dict[str, str]] = {}
+    for environment in ENVIRONMENTS:
+        instance = settings.superset.instance(environment)
+        if instance is None:
+            continue
+        try:
+            ids = await chart_ids(client(settings, environment), definition["superset"]["uuid"])
+        except AppError:
+            continue
+        base = instance.url.rstrip("/")
+        for chart in definition.get("charts", []):
+            chart_id = ids.get(chart["uuid"])
+            if chart_id is not None:
+                url = f"{base}/explore/?slice_id={chart_id}"
+                found.setdefault(chart["key"], {})[environment] = url
+    return found

@@ -7,6 +7,7 @@ Installed beside the built-in source at app construction (`backend/main.py`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -19,7 +20,7 @@ from backend.dashboards.models import ENVIRONMENTS, Dashboard, DashboardVersion
 from backend.dashboards.schemas import ChartDataRead, SupersetSource
 from backend.dashboards.source import Chart, Outcome, Target
 from backend.errors import Unprocessable
-from backend.superset import bundle, deploy, links, visibility
+from backend.superset import bundle, checks, deploy, edits, links, visibility
 from backend.superset import charts as chart_api
 from backend.superset.client import client
 
@@ -37,16 +38,25 @@ class Superset:
     async def commit(
         self, *, settings: Settings, definition: dict[str, Any], changes: list[Change]
     ) -> dict[str, Any]:
-        return bundle.apply_changes(definition, changes)
+        """The changes on a copy of the bundle; each chart added or changed checked and run on
+        staging first (422 VALIDATION_FAILED, nothing stored, when one cannot run)."""
+        staging = client(settings, STAGING)
+        edit = await edits.apply(definition["superset"]["files"], changes, staging)
+        await checks.check(staging, list(edit.touched.values()), edit.refused)
+        return bundle.definition(edit.files, bundle.chart_order(edit.files))
 
     async def run_charts(
         self, *, settings: Settings, target: Target, charts: list[Chart]
     ) -> list[Outcome]:
+        # An environment's charts run as saved there; any other version's (main, a branch,
+        # a version id) run on staging with that version's own queries.
+        environment = target.ref if target.ref in ENVIRONMENTS else None
         runs = await chart_api.run_charts(
             settings=settings,
-            environment=target.ref if target.ref in ENVIRONMENTS else STAGING,
+            environment=environment or STAGING,
             dashboard_uuid=target.version.definition["superset"]["uuid"],
             charts=charts,
+            contexts=None if environment else _contexts(target.version.definition),
         )
         return [Outcome(r.status, r.message, r.elapsed_ms, r.row_count, r.code) for r in runs]
 
@@ -60,10 +70,15 @@ class Superset:
         where: dict[str, Any],
     ) -> ChartDataRead:
         """A chart's rows from that environment's chart data API (its saved query)."""
+        runs = await chart_api.run_charts(
+            settings=settings,
+            environment=environment or STAGING,
+            dashboard_uuid=version.definition["superset"]["uuid"],
+            charts=[chart],
+            contexts=None if environment else _contexts(version.definition),
+        )
+        run = runs[0]
         environment = environment or STAGING
-        superset = client(settings, environment)
-        ids = await chart_api.chart_ids(superset, version.definition["superset"]["uuid"])
-        run = await chart_api.run_chart(superset, ids.get(chart["uuid"]), chart["title"])
         if run.status == "failing":
             raise Unprocessable(
                 run.message, code=run.code, details={**where, "environment": environment}
@@ -98,6 +113,12 @@ class Superset:
             environment=environment,
         )
 
+    async def chart_links(
+        self, *, settings: Settings, version: DashboardVersion
+    ) -> dict[str, dict[str, str]]:
+        """Each chart's Explore URL in each environment it is deployed to (by chart key)."""
+        return await links.explore_urls(settings=settings, definition=version.definition)
+
     async def links(
         self, *, session: AsyncSession, settings: Settings | None, dashboard_ids: Iterable[int]
     ) -> dict[int, SupersetSource]:
@@ -108,6 +129,17 @@ class Superset:
 
     async def check_visible(self, session: AsyncSession, dashboard_id: int) -> None:
         await visibility.check(session, dashboard_id)
+
+
+def _contexts(definition: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Chart UUID -> the query context this version saves for it."""
+    found: dict[str, dict[str, Any]] = {}
+    for path, text in definition["superset"]["files"].items():
+        if path.startswith("charts/"):
+            cfg = bundle.load(text)
+            if cfg.get("query_context"):
+                found[str(cfg["uuid"])] = json.loads(cfg["query_context"])
+    return found
 
 
 SUPERSET = Superset()

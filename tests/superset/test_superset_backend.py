@@ -201,7 +201,7 @@ def _retitle(ss_api: httpx.Client, ss_as: dict[str, dict[str, str]], dashboard_i
     return {"chart": chart, "version_id": commit.json()["version"]["id"], **good}
 
 
-def test_a_commit_may_only_retitle_a_superset_dashboard(ss_api, ss_as, synced):
+def test_a_commit_cannot_remove_a_chart_the_superset_dashboard_lacks(ss_api, ss_as, synced):
     dashboard_id = synced[BROKEN.title]
     branch = ss_api.post(
         f"/api/dashboards/{dashboard_id}/branches",

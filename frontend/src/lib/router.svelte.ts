@@ -1,11 +1,12 @@
-// A small history-API router: /login, / (dashboards), /dashboards/:id, /chat, /usage, /tokens,
-// /admin/mcp, /admin/users, /shared/:id (a shared conversation), /feedback (admins),
-// /schedules.
+// A small history-API router: /login, / (dashboards), /dashboards/:id,
+// /dashboards/:id/branches/:ref, /chat, /usage, /tokens, /admin/mcp, /admin/users,
+// /shared/:id (a shared conversation), /feedback (admins), /schedules.
 
 export type Route =
   | { name: "login" }
   | { name: "dashboards" }
   | { name: "dashboard"; id: number }
+  | { name: "branch"; id: number; ref: string }
   | { name: "chat" }
   | { name: "usage" }
   | { name: "tokens" }
@@ -28,6 +29,8 @@ export function parse(pathname: string): Route {
   if (pathname === "/schedules") return { name: "schedules" };
   const shared = /^\/shared\/([A-Za-z0-9_-]{1,64})$/.exec(pathname);
   if (shared) return { name: "shared", id: shared[1] };
+  const branch = /^\/dashboards\/(\d+)\/branches\/([A-Za-z0-9._/-]{1,64})$/.exec(pathname);
+  if (branch) return { name: "branch", id: Number(branch[1]), ref: decodeURIComponent(branch[2]) };
   const match = /^\/dashboards\/(\d+)$/.exec(pathname);
   if (match) return { name: "dashboard", id: Number(match[1]) };
   return { name: "missing" };

@@ -138,12 +138,28 @@ export async function dashboardHealth(id: number): Promise<Health> {
   return unwrap(await http.GET("/api/dashboards/{dashboard_id}/health", { params: { path } }));
 }
 
-/** One chart's rows (its SQL run read-only); a chart that cannot be drawn throws its ApiError. */
-export async function chartData(dashboardId: number, chartKey: string): Promise<ChartData> {
+/** One chart's rows (its SQL run read-only); a chart that cannot be drawn throws its ApiError.
+ * With `ref` (a branch or version), that version's chart, run on staging. */
+export async function chartData(dashboardId: number, chartKey: string, ref?: string): Promise<ChartData> {
   const path = { dashboard_id: dashboardId, chart_key: chartKey };
+  const query = ref ? { ref } : {};
   return unwrap(
-    await http.GET("/api/dashboards/{dashboard_id}/charts/{chart_key}/data", { params: { path } }),
+    await http.GET("/api/dashboards/{dashboard_id}/charts/{chart_key}/data", { params: { path, query } }),
   );
+}
+
+/** The dashboard with the version `ref` names (a branch name or a version id) in `version`. */
+export async function getDashboardAt(id: number, ref: string): Promise<Dashboard> {
+  const params = { path: { dashboard_id: id }, query: { ref } };
+  return unwrap(await http.GET("/api/dashboards/{dashboard_id}", { params }));
+}
+
+export type DeployResult = Schemas["DeploymentResult"];
+
+/** Deploy `ref` to `environment` (admin; validated first; audited by the backend). */
+export async function deployDashboard(id: number, ref: string, environment: "staging" | "production"): Promise<DeployResult> {
+  const params = { path: { dashboard_id: id } };
+  return unwrap(await http.POST("/api/dashboards/{dashboard_id}/deployments", { params, body: { ref, environment, force: false } }));
 }
 
 /** Every model call of the turn stored in assistant row `messageId` (owner only). */

@@ -819,7 +819,7 @@ export interface paths {
         /**
          * Get Dashboard
          * @description The dashboard with main's definition, branches, environments and latest validation;
-         *     `source` says where a dashboard synced from Superset lives.
+         *     `source` says where a dashboard synced from Superset lives; `?ref=` adds `version`.
          */
         get: operations["get_dashboard_api_dashboards__dashboard_id__get"];
         put?: never;
@@ -1683,7 +1683,8 @@ export interface components {
         };
         /** AddChart */
         AddChart: {
-            chart: components["schemas"]["Chart"];
+            /** Chart */
+            chart: components["schemas"]["Chart"] | components["schemas"]["NewChart"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2165,19 +2166,50 @@ export interface components {
         };
         /**
          * ChartPatch
-         * @description Fields to change on an existing chart; the key itself cannot change.
+         * @description Fields to change on an existing chart; the key itself cannot change. `type`, `sql`,
+         *     `datasource` and `expected_columns` are the built-in domain's; the query fields
+         *     (`viz_type`, `metrics`, ...) a Superset chart's.
          */
         ChartPatch: {
             /** Datasource */
             datasource?: string | null;
             /** Expected Columns */
             expected_columns?: string[] | null;
+            /**
+             * Filters
+             * @description Replace the chart's filters
+             */
+            filters?: components["schemas"]["Filter"][] | null;
+            /** Groupby */
+            groupby?: string[] | null;
+            /**
+             * Metrics
+             * @description Saved metric name ("count"), {column, aggregate, label?} or {sql, label}
+             */
+            metrics?: (string | components["schemas"]["ColumnMetric"] | components["schemas"]["SqlMetric"])[] | null;
+            /** Row Limit */
+            row_limit?: number | null;
             /** Sql */
             sql?: string | null;
+            /**
+             * Time Range
+             * @description Superset's syntax: "No filter", "Last week", ...
+             */
+            time_range?: string | null;
             /** Title */
             title?: string | null;
             /** Type */
             type?: ("line" | "bar" | "area" | "pie" | "table" | "number") | null;
+            /**
+             * Viz Type
+             * @description Superset's viz type: table, big_number_total, pie, echarts_timeseries_line, echarts_timeseries_bar
+             */
+            viz_type?: string | null;
+            /**
+             * X Axis
+             * @description A time column (timeseries)
+             */
+            x_axis?: string | null;
         };
         /** ChartResultRead */
         ChartResultRead: {
@@ -2207,6 +2239,21 @@ export interface components {
             items: components["schemas"]["ColumnRead"][];
             /** Table */
             table: string;
+        };
+        /**
+         * ColumnMetric
+         * @description An aggregate of one column.
+         */
+        ColumnMetric: {
+            /**
+             * Aggregate
+             * @enum {string}
+             */
+            aggregate: "SUM" | "AVG" | "COUNT" | "COUNT_DISTINCT" | "MIN" | "MAX";
+            /** Column */
+            column: string;
+            /** Label */
+            label?: string | null;
         };
         /** ColumnRead */
         ColumnRead: {
@@ -2395,6 +2442,11 @@ export interface components {
             main_version_id: number | null;
             /** Owner */
             owner: string;
+            /**
+             * Ref
+             * @description The ref asked for (`?ref=`), if any
+             */
+            ref?: string | null;
             /** @description Where a dashboard synced from Superset lives; absent for others */
             source?: components["schemas"]["SupersetSource"] | null;
             /**
@@ -2412,6 +2464,8 @@ export interface components {
              * Format: date-time
              */
             updated_at: string;
+            /** @description The version `?ref=` names (a branch name or version id); each chart of a Superset dashboard carries explore_url {environment: url} where it is deployed */
+            version?: components["schemas"]["VersionRead"] | null;
         };
         /** DashboardSummary */
         DashboardSummary: {
@@ -2920,6 +2974,21 @@ export interface components {
              */
             size: number;
         };
+        /**
+         * Filter
+         * @description One condition on a column (`value` a list for IN / NOT IN, absent for the NULL tests).
+         */
+        Filter: {
+            /** Column */
+            column: string;
+            /**
+             * Op
+             * @enum {string}
+             */
+            op: "==" | "!=" | ">" | ">=" | "<" | "<=" | "IN" | "NOT IN" | "IS NULL" | "IS NOT NULL" | "LIKE";
+            /** Value */
+            value?: string | number | boolean | (string | number | boolean)[] | null;
+        };
         /** HealthRead */
         HealthRead: {
             /** Dashboard Id */
@@ -3341,6 +3410,45 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "applied";
+        };
+        /**
+         * NewChart
+         * @description A chart added to a Superset dashboard, on the staging Superset's dataset `dataset`.
+         */
+        NewChart: {
+            /**
+             * Dataset
+             * @description The table name of a dataset of the staging Superset
+             */
+            dataset: string;
+            /**
+             * Filters
+             * @description Replace the chart's filters
+             */
+            filters?: components["schemas"]["Filter"][] | null;
+            /** Groupby */
+            groupby?: string[] | null;
+            /**
+             * Metrics
+             * @description Saved metric name ("count"), {column, aggregate, label?} or {sql, label}
+             */
+            metrics?: (string | components["schemas"]["ColumnMetric"] | components["schemas"]["SqlMetric"])[] | null;
+            /** Row Limit */
+            row_limit?: number | null;
+            /**
+             * Time Range
+             * @description Superset's syntax: "No filter", "Last week", ...
+             */
+            time_range?: string | null;
+            /** Title */
+            title: string;
+            /** Viz Type */
+            viz_type: string;
+            /**
+             * X Axis
+             * @description A time column (timeseries)
+             */
+            x_axis?: string | null;
         };
         /** Notify */
         Notify: {
@@ -3812,6 +3920,16 @@ export interface components {
              * @description The shared page's path on this site
              */
             url: string;
+        };
+        /**
+         * SqlMetric
+         * @description A SQL expression with its label.
+         */
+        SqlMetric: {
+            /** Label */
+            label: string;
+            /** Sql */
+            sql: string;
         };
         /** StepError */
         StepError: {
@@ -6932,7 +7050,10 @@ export interface operations {
     };
     get_dashboard_api_dashboards__dashboard_id__get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Also show this branch or version */
+                ref?: string | null;
+            };
             header?: {
                 "X-On-Behalf-Of"?: string | null;
             };
@@ -7128,6 +7249,8 @@ export interface operations {
             query?: {
                 /** @description Default: main */
                 environment?: ("staging" | "production") | null;
+                /** @description A branch or version: its chart, run on staging */
+                ref?: string | null;
             };
             header?: {
                 "X-On-Behalf-Of"?: string | null;

@@ -51,6 +51,8 @@ def own_backend(
         db.drop_database(admin, url)
 
 
+# Every operation, fuzzed: minutes on a loaded two-core machine (the subprocess has 600 s).
+@pytest.mark.timeout(620)
 def test_the_backend_keeps_every_promise_of_its_openapi(own_backend: str, tmp_path: Path):
     login = httpx.post(
         own_backend + "/api/auth/login",

@@ -89,6 +89,8 @@ def _guarded_routes(database_url: str) -> set[tuple[str, str]]:
 def test_every_api_route_documents_a_2xx_body_schema(spec):
     for method, path, operation in _operations(spec):
         ok = {s: r for s, r in operation["responses"].items() if s.startswith("2")}
+        if not ok and "302" in operation["responses"]:
+            continue  # a redirect (the OIDC login and callback): its answer is a Location
         assert ok, (method, path)
         for status, response in ok.items():
             if status == "204":

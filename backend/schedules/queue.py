@@ -26,6 +26,8 @@ log = logging.getLogger("backend.schedules")
 FIRE = "schedules.fire"
 DELIVER = "schedules.deliver"
 TICK = "schedules.tick"
+_RETRY_FIRST_S = 1.0
+_RETRY_MAX_S = 30.0
 
 
 def _conninfo(database_url: str) -> str:
@@ -43,6 +45,7 @@ class ScheduleQueue:
         )
         self.app = procrastinate.App(connector=connector)
         self._worker: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
         self._register()
 
     def _register(self) -> None:
@@ -84,12 +87,17 @@ class ScheduleQueue:
         deferrer = self.fire_task.configure(
             queueing_lock=f"run:{run_id}", lock=f"schedule:{schedule_id}"
         )
+        if not self.ready:  # the next tick once the queue is open launches the committed run
+            log.warning("schedules queue not open yet; run %s waits for the next tick", run_id)
+            return
         with contextlib.suppress(procrastinate_errors.AlreadyEnqueued):
             await deferrer.defer_async(run_id=str(run_id))
 
     async def launch_delivery(self, delivery_id: int) -> None:
         """Queue a delivery's attempts (once: a second launch while it waits is a no-op)."""
         deferrer = self.deliver_task.configure(queueing_lock=f"delivery:{delivery_id}")
+        if not self.ready:  # a stranded delivery is launched by the next tick
+            return
         with contextlib.suppress(procrastinate_errors.AlreadyEnqueued):
             await deferrer.defer_async(delivery_id=delivery_id)
 
@@ -125,9 +133,35 @@ class ScheduleQueue:
         return float(max(3 * self.settings.schedules.tick_s, 15))
 
     async def start(self, *, worker: bool) -> None:
-        await self.app.open_async()
-        if worker:
-            self._worker = asyncio.create_task(self._run_worker(), name="schedules-worker")
+        """Start in the background: the queue's pool is opened (and the worker run) once the
+        database answers, retried while it is away, so start-up never waits on it."""
+        self._worker = asyncio.create_task(self._serve(worker=worker), name="schedules-queue")
+
+    @property
+    def ready(self) -> bool:
+        return self._ready.is_set()
+
+    async def _serve(self, *, worker: bool) -> None:
+        delay = _RETRY_FIRST_S
+        while True:
+            try:
+                await self.app.open_async()
+                self._ready.set()
+                delay = _RETRY_FIRST_S
+                if not worker:
+                    return
+                await self._run_worker()
+            except Exception as error:  # whatever the database did: try again
+                log.warning("schedules queue unavailable, retrying in %.0f s: %s", delay, error)
+            self._ready.clear()
+            await self._close_pool()
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, _RETRY_MAX_S)
+
+    async def _close_pool(self) -> None:
+        # also forgets a pool whose opening timed out, so the next try opens a new one
+        with contextlib.suppress(procrastinate_errors.ProcrastinateException, OSError):
+            await self.app.close_async()
 
     async def _run_worker(self) -> None:
         options: dict[str, Any] = {
@@ -146,4 +180,5 @@ class ScheduleQueue:
             self._worker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._worker
-        await self.app.close_async()
+        self._ready.clear()
+        await self._close_pool()

@@ -119,6 +119,16 @@ def _wait_taken(sql, run_id: str, timeout: float = 30) -> None:
     raise AssertionError("no worker took the firing")
 
 
+def _wait_asked(fake_llm, marker: str, timeout: float = 30) -> None:
+    """Until the firing's turn has reached the model (it is then streaming for ~7 s)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if _asked(fake_llm, marker) == 1:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the firing never reached the model")
+
+
 def test_backends_killed_mid_firing_leave_the_run_interrupted_and_never_run_twice(
     pair, start_backend, as_user, fake_llm, sql
 ):
@@ -133,6 +143,9 @@ def test_backends_killed_mid_firing_leave_the_run_interrupted_and_never_run_twic
         started = client.post(f"/api/schedules/{schedule['id']}/run", headers=viewer)
     run_id = started.json()["run_id"]
     _wait_taken(sql, run_id)
+    # killed only once the model is answering: a kill before that would prove nothing about
+    # "never run twice" (and the model would rightly never be asked)
+    _wait_asked(fake_llm, marker)
     for _url, proc in pair:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)

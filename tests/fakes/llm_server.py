@@ -189,10 +189,16 @@ def _chunk(cid: str, model: str, delta: dict[str, Any], finish: str | None = Non
     return f"data: {json.dumps(payload)}\n\n"
 
 
-async def _hold(gate: threading.Event) -> None:
-    deadline = time.monotonic() + HOLD_S
+async def _hold(gate: threading.Event) -> AsyncIterator[str]:
+    """Until `gate` is set: an SSE comment every second (ignored by clients), so that a held
+    stream is not a stalled one to a client's read timeout."""
+    now = time.monotonic()
+    deadline, beat = now + HOLD_S, now + 1
     while not gate.is_set() and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
+        if time.monotonic() >= beat:
+            beat += 1
+            yield ": held\n\n"
 
 
 async def _stream(
@@ -207,7 +213,8 @@ async def _stream(
         if "hang_after_tokens" in spec and n == int(spec["hang_after_tokens"]):
             await asyncio.sleep(3600)
         if "hold_after_tokens" in spec and n == int(spec["hold_after_tokens"]):
-            await _hold(gate)
+            async for comment in _hold(gate):
+                yield comment
         if "drop_after_tokens" in spec and n == int(spec["drop_after_tokens"]):
             raise DroppedConnection()
         yield _chunk(cid, model, {"content": token})

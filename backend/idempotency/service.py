@@ -9,6 +9,10 @@ store the answer once the write has one.
   `Idempotent-Replayed: true`. A row still without an answer after `WAIT_S` is 409
   IDEMPOTENCY_KEY_IN_PROGRESS (send it again later).
 - A key reused with another method, path, query or body is 422 IDEMPOTENCY_KEY_REUSED.
+- A route that commits its parts one by one and stores each once by keys of its own (the
+  agent's run end, backend/runs/ending.py: `REPEATABLE`) is done again where the first has no
+  answer after `WAIT_S`: its key, committed with its first part, outlives a database lost before
+  its last (and the delete of the failed write's key), and a 409 would lose the rest for good.
 - Only answers below 400 are kept: a write that failed changed nothing, so sending it again
   runs it again. Keys live 24 hours (`TTL`); an older row is replaced and swept.
 """
@@ -42,6 +46,7 @@ REPLAYED = "Idempotent-Replayed"
 KEY = re.compile(r"^[\x21-\x7e]{1,64}$")  # 1-64 visible ASCII characters
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 PREFIX = "/api/"
+REPEATABLE = re.compile(r"^/api/agent/conversations/[^/]+/end$")  # see above
 TTL = timedelta(hours=24)
 WAIT_S = 5.0  # how long a repeat waits for the first request's answer
 MAX_BODY = 1 << 20  # a bigger answer is not kept (the key is forgotten)
@@ -112,7 +117,11 @@ async def claim(*, session: AsyncSession, request: Request, user_id: uuid.UUID) 
         )
         if expired is None or await session.scalar(insert_key) is None:
             sealing = request.app.state.settings.mcp_key
-            await _answer_of_first(session, user_id, key, fingerprint, sealing)
+            try:
+                await _answer_of_first(session, user_id, key, fingerprint, sealing)
+            except Conflict:
+                if REPEATABLE.match(request.url.path) is None:
+                    raise
     setattr(request.state, CLAIMED, Claim(user_id, key, fingerprint))
 
 

@@ -103,6 +103,29 @@ def test_sent_again_with_its_key_nothing_is_stored_twice(api, sql, owner):
     assert scalar(sql, "SELECT message_count FROM agent_conversations WHERE id = %s", cid) == 1
 
 
+def test_a_key_left_without_its_answer_does_not_refuse_the_resend(api, sql, owner):
+    """Postgres lost between the parts: the key, committed with the history row, keeps no
+    answer (nor could its failed write's key be deleted). The agent's resend is done again,
+    each part stored once by its own key, where any other route would be 409 for 24 hours."""
+    cid = leased(api, owner)
+    body = ending(cid, key="call-2")
+    headers = {**owner.agent, "Idempotency-Key": "end-2"}
+    assert api.post(end_path(cid), json=body, headers=headers).status_code == 200
+    sql.execute(
+        "UPDATE idempotency_keys SET status_code = NULL, content_type = NULL, body = NULL "
+        "WHERE user_id = %s AND key = 'end-2'",
+        (owner.id,),
+    )
+    sql.commit()
+    sent_again = api.post(end_path(cid), json=body, headers=headers, timeout=30)
+    assert sent_again.status_code == 200, sent_again.text
+    assert "Idempotent-Replayed" not in sent_again.headers
+    assert sent_again.json()["errors"] == {}
+    assert counts(sql, cid) == {"messages": 1, "debug": 1, "usage": 1, "leases": 0}
+    kept = "SELECT status_code FROM idempotency_keys WHERE user_id = %s AND key = 'end-2'"
+    assert scalar(sql, kept, owner.id) == 200  # and its answer is kept now
+
+
 def test_a_bad_debug_record_costs_neither_the_answer_nor_the_release(api, sql, owner):
     cid = leased(api, owner)
     bad = {"calls": [{"request": "not a request"}]}

@@ -1,7 +1,8 @@
 """Runs outlive the page (CONTRACT.md): a reload or a second tab follows the answer going on.
 
-The scripted model streams slowly ("t0 t1 ... tN", `delay_ms` apart) so that the reload, the
-second tab and the Stop land in the middle of the answer.
+The scripted model streams "t0 t1 ... tN", `delay_ms` apart; where a reload must land in the
+middle of the answer, it holds the stream after a few words (`hold_after_tokens`) until the page
+has come back, so that however slow the machine the answer is still going on behind it.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from tests.fakes.llm_server import FakeLLM
 
 WORDS = 100
 FAST = {"tokens": WORDS, "delay_ms": 10}  # the uninterrupted reference: the same words, quickly
-# About 20 s of answer: a reload made at "t20" lands mid-answer, 16 s to spare on a loaded machine.
-SLOW = {"tokens": WORDS, "delay_ms": 200}
+# Held after "t20" until the reloaded page follows the run; then the rest arrives (about 4 s).
+HELD = 21
+SLOW = {"tokens": WORDS, "delay_ms": 50, "hold_after_tokens": HELD}
 MID_ANSWER_MS = 15_000  # how long a word in the middle of a slow answer may take to show
 TOOL = {"tool_calls": [{"name": "get_dashboard", "args": {"dashboard_id": 42}}]}
 DEPLOY_CALL = {
@@ -60,16 +62,18 @@ def test_a_reload_mid_answer_shows_the_rest_arriving_and_ends_as_an_uninterrupte
     open_chat(page)
     send(page, "Check dashboard 42 and write a long report")
     answer = page.get_by_test_id("assistant-message")
-    # "t20" comes about 4 s into the answer, after the tool call: past the default 5 s wait on
-    # a slow machine. The reload still comes as soon as it shows, 16 s before the answer ends.
+    # "t20" comes after the tool call, then the model holds the stream: the reload lands
+    # mid-answer on however slow a machine
     expect(answer).to_contain_text("t20 ", timeout=MID_ANSWER_MS)
     page.reload()
 
     # The run went on without the page: it is followed again, Stop available.
-    expect(page.get_by_test_id("stop")).to_be_visible()
+    expect(page.get_by_test_id("stop")).to_be_visible(timeout=MID_ANSWER_MS)
     expect(page.get_by_test_id("tool-card")).to_have_attribute("data-state", "done")
     expect(answer).to_contain_text("t20 ")
+    expect(answer).not_to_contain_text(f"t{HELD} ")  # the rest is still to come
     screenshot(page, "live-answer-after-reload")
+    llm.go_on()
     expect(answer).to_contain_text(f"t{WORDS - 1}", timeout=60_000)
     answered(page)
     expect(page.get_by_test_id("banner")).to_have_count(0)
@@ -84,8 +88,8 @@ def test_a_confirmation_card_arrives_and_survives_a_reload_made_mid_answer(
     page: Page, llm: FakeLLM
 ) -> None:
     llm.enqueue(
-        # about 10 s of answer: the reload lands mid-answer
-        {"tokens": 40, "delay_ms": 250, "tool_calls": [DEPLOY_CALL]},
+        # held after "t10": the reload lands mid-answer
+        {"tokens": 40, "delay_ms": 50, "hold_after_tokens": 11, "tool_calls": [DEPLOY_CALL]},
         {"text": "Deployed after the reload."},
     )
     login(page)
@@ -94,7 +98,8 @@ def test_a_confirmation_card_arrives_and_survives_a_reload_made_mid_answer(
     expect(page.get_by_test_id("assistant-message")).to_contain_text("t10 ", timeout=MID_ANSWER_MS)
     page.reload()
 
-    expect(page.get_by_test_id("stop")).to_be_visible()
+    expect(page.get_by_test_id("stop")).to_be_visible(timeout=MID_ANSWER_MS)
+    llm.go_on()
     card = page.get_by_test_id("confirm-card")
     expect(card).to_have_attribute("data-active", "true", timeout=30_000)
     expect(page.get_by_test_id("assistant-message")).to_contain_text("t39")

@@ -19,11 +19,14 @@ A response is a dict:
     {"hang_after_tokens": 3, "text": "..."}                          stream 3 tokens then stall
     {"drop_after_tokens": 3, "text": "..."}                          stream 3 tokens then cut the
                                                                      connection (no end chunk)
+    {"hold_after_tokens": 3, "text": "..."}                          stream 3 tokens, then the rest
+                                                                     once `go_on()` (or POST
+                                                                     /_go_on) is called
     {"text": "...", "usage": {"prompt_tokens": 120, "completion_tokens": 7}}  the usage reported
 
 Control over HTTP (for other processes, e.g. browser tests): `POST /_script` with
 `{"queue": [...], "rules": [...], "default": {...}}` (appends), `GET /_requests`,
-`POST /_reset`. In-process: `FakeLLM().start()` runs it in a thread on a free port.
+`POST /_go_on`, `POST /_reset`. In-process: `FakeLLM().start()` runs it in a thread on a free port.
 Command line: `python -m tests.fakes.llm_server --port P [--script file.json]`.
 """
 
@@ -49,6 +52,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 DEFAULT_RESPONSE: dict[str, Any] = {"text": "Done."}
+HOLD_S = 120.0  # the longest a held stream waits for `go_on`
 
 
 class DroppedConnection(Exception):
@@ -84,8 +88,10 @@ class Script:
         self.rules: list[dict[str, Any]] = []
         self.default: dict[str, Any] = dict(DEFAULT_RESPONSE)
         self.requests: list[dict[str, Any]] = []
+        self.held = threading.Event()  # set: a held stream goes on (`hold_after_tokens`)
 
     def reset(self) -> None:
+        self.held.clear()
         with self._lock:
             self.queue.clear()
             self.rules.clear()
@@ -183,7 +189,21 @@ def _chunk(cid: str, model: str, delta: dict[str, Any], finish: str | None = Non
     return f"data: {json.dumps(payload)}\n\n"
 
 
-async def _stream(body: dict[str, Any], spec: dict[str, Any]) -> AsyncIterator[str]:
+async def _hold(gate: threading.Event) -> AsyncIterator[str]:
+    """Until `gate` is set: an SSE comment every second (ignored by clients), so that a held
+    stream is not a stalled one to a client's read timeout."""
+    now = time.monotonic()
+    deadline, beat = now + HOLD_S, now + 1
+    while not gate.is_set() and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+        if time.monotonic() >= beat:
+            beat += 1
+            yield ": held\n\n"
+
+
+async def _stream(
+    body: dict[str, Any], spec: dict[str, Any], gate: threading.Event
+) -> AsyncIterator[str]:
     cid, model = f"chatcmpl-{uuid.uuid4().hex[:12]}", str(body.get("model", "fake"))
     delay = float(spec.get("delay_ms", 0)) / 1000
     await asyncio.sleep(float(spec.get("first_delay_ms", 0)) / 1000)
@@ -192,6 +212,9 @@ async def _stream(body: dict[str, Any], spec: dict[str, Any]) -> AsyncIterator[s
     for n, token in enumerate(tokens):
         if "hang_after_tokens" in spec and n == int(spec["hang_after_tokens"]):
             await asyncio.sleep(3600)
+        if "hold_after_tokens" in spec and n == int(spec["hold_after_tokens"]):
+            async for comment in _hold(gate):
+                yield comment
         if "drop_after_tokens" in spec and n == int(spec["drop_after_tokens"]):
             raise DroppedConnection()
         yield _chunk(cid, model, {"content": token})
@@ -256,7 +279,9 @@ def build_app(script: Script) -> Starlette:
         if "hang_s" in spec:
             await asyncio.sleep(float(spec["hang_s"]))
         if body.get("stream"):
-            return StreamingResponse(_stream(body, spec), media_type="text/event-stream")
+            return StreamingResponse(
+                _stream(body, spec, script.held), media_type="text/event-stream"
+            )
         return JSONResponse(_completion(body, spec))
 
     async def load_script(request: Request) -> Response:
@@ -270,6 +295,10 @@ def build_app(script: Script) -> Starlette:
         script.reset()
         return JSONResponse({"ok": True})
 
+    async def go_on(request: Request) -> Response:
+        script.held.set()
+        return JSONResponse({"ok": True})
+
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
@@ -280,6 +309,7 @@ def build_app(script: Script) -> Starlette:
             Route("/_script", load_script, methods=["POST"]),
             Route("/_requests", requests_, methods=["GET"]),
             Route("/_reset", reset, methods=["POST"]),
+            Route("/_go_on", go_on, methods=["POST"]),
             Route("/healthz", health, methods=["GET"]),
         ]
     )
@@ -325,6 +355,10 @@ class FakeLLM:
 
     def reset(self) -> None:
         self.script.reset()
+
+    def go_on(self) -> None:
+        """A stream held by `hold_after_tokens` sends the rest."""
+        self.script.held.set()
 
     @property
     def requests(self) -> list[dict[str, Any]]:

@@ -6,8 +6,10 @@ failing?", "Deploy Revenue daily to production") and by the page in focus; a dep
 says what will happen and warns before Confirm when the version fails validation, and a refusal
 in the person's language; on a phone every action of the chat's header is in its menu.
 
-This module builds one more staging dashboard (Revenue daily), so it runs after the modules that
-count them (file order within the Superset group)."""
+The other modules of the Superset group change the session's two dashboards (commits, deploys,
+charts through Superset's MCP), so this module builds its own in staging (an ok one, a failing one
+and Revenue daily), names them by their titles and looks them up by the ids it made. It runs
+after the modules that count the staging dashboards (file order within the Superset group)."""
 
 from __future__ import annotations
 
@@ -31,12 +33,18 @@ from tests.support.superset_build import (
     BROKEN,
     GOOD,
     REVENUE_DAILY,
+    DashboardSpec,
     SupersetAdmin,
     add_days,
     build_dashboard,
 )
 
 pytestmark = pytest.mark.timeout(600)
+
+# The walk's own dashboards: the session's two (GOOD, BROKEN) are changed by other modules.
+HEALTHY = DashboardSpec("Harbor orders", "harbor-orders", GOOD.charts)
+FAILING = DashboardSpec("Harbor discounts", "harbor-discounts", BROKEN.charts)  # fails: Discounts
+WALK = (HEALTHY, FAILING, REVENUE_DAILY)  # built in this order: Superset's ids ascend
 
 
 @pytest.fixture(scope="module")
@@ -46,18 +54,26 @@ def titles(
     synced: dict[str, int],
     superset_stack: Stack,
 ) -> dict[str, int]:
-    """Revenue daily built in staging (days of orders ordered by revenue) and synced; the
-    platform's dashboard id by title."""
+    """The walk's dashboards built in staging (Revenue daily: days of orders ordered by
+    revenue) and synced once; the platform's id of each by its (unique) title."""
     add_days(superset_stack.warehouses["staging"])
     admin = SupersetAdmin(superset_stack.staging.url, superset.ADMIN_USER, superset.ADMIN_PASSWORD)
     try:
-        build_dashboard(admin, REVENUE_DAILY)
+        built = {spec.title: build_dashboard(admin, spec) for spec in WALK}
+        assert list(built.values()) == sorted(built.values())  # Superset's ids, in WALK's order
     finally:
         admin.close()
     response = ss_api.post("/api/admin/superset/sync", headers=ss_as["admin"])
     assert response.status_code == 200, response.text
-    items = ss_api.get("/api/dashboards", headers=ss_as["viewer"]).json()["items"]
-    return {item["title"]: item["id"] for item in items}
+    listed = ss_api.get("/api/dashboards", params={"limit": 200}, headers=ss_as["viewer"])
+    assert listed.status_code == 200, listed.text
+    found: dict[str, int] = {}
+    for item in listed.json()["items"]:
+        if item["title"] in built:
+            assert item["title"] not in found, listed.json()  # one dashboard per title
+            found[item["title"]] = item["id"]
+    assert set(found) == set(built), listed.json()
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -153,8 +169,8 @@ def test_a_time_series_reads_as_dates_in_time_order(
 
 
 ASK_WHY = {
-    "en": ("Why is Orders overview failing?", "Orders overview (id {id}) is ok"),
-    "ru": ("Почему падает Orders overview?", "Orders overview (id {id}): статус: в порядке"),
+    "en": ("Why is {title} failing?", "{title} (id {id}) is ok"),
+    "ru": ("Почему падает {title}?", "{title} (id {id}): статус: в порядке"),
 }
 
 
@@ -165,16 +181,16 @@ def test_a_dashboard_named_by_its_title_and_the_one_in_focus(
     context = _context(browser, gateway, viewport, lang)
     page = context.new_page()
     _sign_in(page, "viewer")
-    page.goto(f"/dashboards/{titles[BROKEN.title]}")  # another dashboard is open beside the chat
+    page.goto(f"/dashboards/{titles[FAILING.title]}")  # another dashboard is open beside the chat
     expect(page.get_by_test_id("dashboard")).to_be_visible()
     _open_drawer(page)
     question, answer = ASK_WHY[lang]
-    _ask(page, question)
+    _ask(page, question.format(title=HEALTHY.title))
     expect(page.locator('[data-testid="tool-card"][data-tool="dashboard_health"]')).to_have_count(1)
     expect(page.get_by_test_id("assistant-message").last).to_contain_text(
-        answer.format(id=titles[GOOD.title])
+        answer.format(title=HEALTHY.title, id=titles[HEALTHY.title])
     )
-    # "Why is this failing?": the page in focus (Discount watch), its failing chart named.
+    # "Why is this failing?": the page in focus (the failing one), its failing chart named.
     _ask(page, "Why is this failing?" if lang == "en" else "Почему это падает?")
     expect(page.locator('[data-testid="tool-card"][data-tool="dashboard_health"]')).to_have_count(2)
     expect(page.get_by_test_id("assistant-message").last).to_contain_text("Discounts by region")
@@ -233,7 +249,9 @@ def test_deploys_by_name_a_card_in_words_that_warns_before_confirm(
     # refusal after Confirm is in the person's language.
     _ask(
         page,
-        "Deploy Discount watch to production" if lang == "en" else "Задеплой Discount watch в прод",
+        f"Deploy {FAILING.title} to production"
+        if lang == "en"
+        else f"Задеплой {FAILING.title} в прод",
     )
     card = page.get_by_test_id("confirm-card").last
     expect(card).to_have_attribute("data-active", "true")
@@ -318,11 +336,15 @@ def test_a_first_sync_makes_one_version_and_the_ids_follow_supersets_order(
     ss_as: dict[str, dict[str, str]],
     synced: dict[str, int],
     superset_stack: Stack,
+    titles: dict[str, int],
 ) -> None:
     """Superset lists the last changed dashboard first; the platform numbers them oldest first,
-    so on a new platform its ids follow Superset's."""
+    so on a new platform its ids follow Superset's (the session's first sync), and so do the
+    dashboards one later sync brings (the walk's own, built in WALK's order)."""
     assert superset_stack.staging_ids[GOOD.slug] < superset_stack.staging_ids[BROKEN.slug]
     assert synced[GOOD.title] < synced[BROKEN.title]
-    broken = ss_api.get(f"/api/dashboards/{synced[BROKEN.title]}", headers=ss_as["viewer"]).json()
-    assert broken["main"]["parent_version_id"] is None  # one version: the first sync's
-    assert broken["environments"]["staging"]["version_id"] == broken["main_version_id"]
+    assert [titles[spec.title] for spec in WALK] == sorted(titles.values())
+    for spec in WALK:  # deploys leave main alone: each still has its first sync's one version
+        body = ss_api.get(f"/api/dashboards/{titles[spec.title]}", headers=ss_as["viewer"]).json()
+        assert body["main"]["parent_version_id"] is None, (spec.title, body["main"])
+        assert body["environments"]["staging"]["version_id"] == body["main_version_id"]

@@ -18,8 +18,9 @@ from pydantic import (
     model_validator,
 )
 
-# The chart edits `commit_changes` accepts, mirroring the backend's commit schema
-# (POST /api/branches/{id}/commits), so a malformed edit is refused before any HTTP call.
+# The chart edits `commit_changes` accepts: the backend's commit schema itself
+# (POST /api/branches/{id}/commits, backend/dashboards/definition.py), so a malformed edit is
+# refused before any HTTP call, with the text the backend would give.
 MAX_CHANGES = 50
 
 ChartKey = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")]
@@ -30,6 +31,14 @@ Sql = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_
 ExpectedColumns = Annotated[
     list[Annotated[str, StringConstraints(min_length=1, max_length=128)]], Field(max_length=50)
 ]
+
+
+def check_distinct(values: list[str], what: str) -> None:
+    seen: set[str] = set()
+    for value in values:
+        if value in seen:
+            raise ValueError(f"duplicate {what}: {value}")
+        seen.add(value)
 
 
 class Chart(BaseModel):
@@ -45,6 +54,11 @@ class Chart(BaseModel):
     expected_columns: ExpectedColumns = Field(
         default_factory=list, description="Columns the query must return"
     )
+
+    @model_validator(mode="after")
+    def _distinct_columns(self) -> Chart:
+        check_distinct(self.expected_columns, "expected column")
+        return self
 
 
 ColumnName = Annotated[str, StringConstraints(min_length=1, max_length=128)]
@@ -113,6 +127,14 @@ class QueryFields(BaseModel):
         default=None, description='Superset\'s syntax: "No filter", "Last week", ...'
     )
     row_limit: int | None = Field(default=None, ge=1, le=50_000)
+
+
+QUERY_FIELDS = frozenset(QueryFields.model_fields)
+
+
+def query_fields(model: BaseModel) -> dict[str, object]:
+    """The query fields a change sets (as given), without the others."""
+    return {name: getattr(model, name) for name in model.model_fields_set if name in QUERY_FIELDS}
 
 
 class NewChart(QueryFields):

@@ -1,52 +1,39 @@
-"""The dashboard definition schema and the chart edits (add / update / remove) a commit applies."""
+"""The dashboard definition schema, and how a commit's chart edits (add / update / remove) apply
+to it. The edits' models are the agent's own `commit_changes` arguments (common/tool_arguments.py):
+one schema for the tool, the card and this API."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from backend.dashboards.chart_query import NewChart, QueryFields, query_fields
+from common.tool_arguments import (
+    MAX_CHANGES,
+    AddChart,
+    Change,
+    Chart,
+    ChartPatch,
+    RemoveChart,
+    UpdateChart,
+    check_distinct,
+    query_fields,
+)
+
+__all__ = [
+    "AddChart",
+    "Change",
+    "Changes",
+    "Chart",
+    "ChartPatch",
+    "Definition",
+    "EditError",
+    "RemoveChart",
+    "UpdateChart",
+    "apply_changes",
+]
 
 MAX_CHARTS = 30
-MAX_SQL_CHARS = 20_000
-MAX_CHANGES = 50
-
-ChartKey = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")]
-ChartType = Literal["line", "bar", "area", "pie", "table", "number"]
-Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-DatasourceName = Annotated[str, StringConstraints(min_length=1, max_length=64)]
-Sql = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_SQL_CHARS)
-]
-ColumnName = Annotated[str, StringConstraints(min_length=1, max_length=128)]
-ExpectedColumns = Annotated[list[ColumnName], Field(max_length=50)]
-
-
-def _unique(values: list[str], what: str) -> None:
-    seen: set[str] = set()
-    for value in values:
-        if value in seen:
-            raise ValueError(f"duplicate {what}: {value}")
-        seen.add(value)
-
-
-class Chart(BaseModel):
-    """One chart: the SQL it runs on a datasource and the columns it needs back."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    key: ChartKey
-    title: Title
-    type: ChartType
-    datasource: DatasourceName
-    sql: Sql
-    expected_columns: ExpectedColumns = Field(default_factory=list)
-
-    @model_validator(mode="after")
-    def _distinct_columns(self) -> Chart:
-        _unique(self.expected_columns, "expected column")
-        return self
 
 
 class Definition(BaseModel):
@@ -56,53 +43,10 @@ class Definition(BaseModel):
 
     @model_validator(mode="after")
     def _distinct_keys(self) -> Definition:
-        _unique([c.key for c in self.charts], "chart key")
+        check_distinct([c.key for c in self.charts], "chart key")
         return self
 
 
-class ChartPatch(QueryFields):
-    """Fields to change on an existing chart; the key itself cannot change. `type`, `sql`,
-    `datasource` and `expected_columns` are the built-in domain's; the query fields
-    (`viz_type`, `metrics`, ...) a Superset chart's."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    title: Title | None = None
-    type: ChartType | None = None
-    datasource: DatasourceName | None = None
-    sql: Sql | None = None
-    expected_columns: ExpectedColumns | None = None
-
-    @model_validator(mode="after")
-    def _not_empty(self) -> ChartPatch:
-        if not self.model_fields_set:
-            raise ValueError("an update must change at least one field")
-        return self
-
-
-class AddChart(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    op: Literal["add"]
-    chart: Chart | NewChart
-
-
-class UpdateChart(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    op: Literal["update"]
-    key: ChartKey
-    chart: ChartPatch
-
-
-class RemoveChart(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    op: Literal["remove"]
-    key: ChartKey
-
-
-Change = Annotated[AddChart | UpdateChart | RemoveChart, Field(discriminator="op")]
 Changes = Annotated[list[Change], Field(min_length=1, max_length=MAX_CHANGES)]
 
 

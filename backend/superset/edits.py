@@ -10,10 +10,10 @@ import uuid as uuids
 from dataclasses import dataclass, field
 from typing import Any
 
-from backend.dashboards.chart_query import NewChart, query_fields
 from backend.dashboards.definition import AddChart, Change, EditError, UpdateChart
 from backend.superset import bundle, forms
 from backend.superset.client import SupersetClient
+from common.tool_arguments import NewChart, query_fields
 
 BUILTIN_FIELDS = frozenset({"type", "sql", "datasource", "expected_columns"})
 

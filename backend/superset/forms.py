@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from backend.dashboards.chart_query import ColumnMetric, Filter, SqlMetric
+from common.tool_arguments import ColumnMetric, Filter, SqlMetric
 
 TIMESERIES = frozenset({"echarts_timeseries_line", "echarts_timeseries_bar"})
 SUPPORTED = frozenset({"table", "big_number_total", "pie"}) | TIMESERIES

@@ -293,30 +293,6 @@ async def test_binary_and_traversal_keys_are_refused_by_the_backend(
     assert (caught.value.status, caught.value.code) == (status, code)
 
 
-def _shape(model: type) -> dict[str, object]:
-    """Field names with their JSON-schema constraints (descriptions and titles dropped)."""
-    schema = model.model_json_schema()  # type: ignore[attr-defined]
-
-    def strip(node: object) -> object:
-        if isinstance(node, dict):
-            return {k: strip(v) for k, v in node.items() if k not in {"description", "title"}}
-        if isinstance(node, list):
-            return [strip(v) for v in node]
-        return node
-
-    return {"properties": strip(schema.get("properties")), "$defs": strip(schema.get("$defs"))}
-
-
-@pytest.mark.parametrize("name", ["Chart", "ChartPatch", "AddChart", "UpdateChart", "RemoveChart"])
-def test_the_tools_commit_schema_is_the_backends_definition_schema(name: str) -> None:
-    """The tool's argument models (common/tool_arguments.py) mirror the backend's commit schema;
-    this pins the two together."""
-    from backend.dashboards import definition
-    from common import tool_arguments
-
-    assert _shape(getattr(tool_arguments, name)) == _shape(getattr(definition, name))
-
-
 async def test_a_refused_service_token_is_renewed_and_the_write_runs_once(
     backend_client: BackendClient, tokens: dict[str, str], recorder: Recorder
 ) -> None:

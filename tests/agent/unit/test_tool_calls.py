@@ -75,6 +75,24 @@ async def test_every_caller_refuses_a_call_with_the_one_text(deploy, args):
     assert edit.value.message == f"options.args: {expected}; nothing was run."
 
 
+async def test_a_commit_the_backend_would_refuse_is_refused_before_any_call():
+    """`commit_changes` is checked against the backend's own commit models (one schema, not a
+    mirror): a chart listing a column twice never leaves the agent."""
+    client = BackendClient(Settings(), http=httpx.AsyncClient())
+    try:
+        (commit,) = build_tools(client, only=["commit_changes"])
+        chart = {"key": "k1", "title": "T", "type": "table", "datasource": "sample"}
+        args = {"branch_id": 1, "message": "m", "changes": [{"op": "add", "chart": {
+            **chart, "sql": "SELECT 1 AS a", "expected_columns": ["a", "a"]}}]}  # fmt: skip
+        with pytest.raises(InvalidArguments) as caught:
+            check_arguments(commit, args)
+        assert "duplicate expected column: a" in caught.value.message
+        args["changes"][0]["chart"]["expected_columns"] = ["a"]
+        assert check_arguments(commit, args)["changes"][0]["chart"]["expected_columns"] == ["a"]
+    finally:
+        await client.aclose()
+
+
 async def test_a_tool_run_outside_the_graph_gets_the_context_and_a_safe_refusal():
     seen: list[Context] = []
 

@@ -1681,7 +1681,10 @@ export interface components {
             /** Started At */
             started_at?: string | null;
         };
-        /** AddChart */
+        /**
+         * AddChart
+         * @description Add a new chart.
+         */
         AddChart: {
             /** Chart */
             chart: components["schemas"]["Chart"] | components["schemas"]["NewChart"];
@@ -2100,16 +2103,28 @@ export interface components {
         };
         /**
          * Chart
-         * @description One chart: the SQL it runs on a datasource and the columns it needs back.
+         * @description A whole chart: the SQL it runs on a datasource and the columns it must return.
          */
         Chart: {
-            /** Datasource */
+            /**
+             * Datasource
+             * @description Datasource name, e.g. sample
+             */
             datasource: string;
-            /** Expected Columns */
+            /**
+             * Expected Columns
+             * @description Columns the query must return
+             */
             expected_columns?: string[];
-            /** Key */
+            /**
+             * Key
+             * @description Stable chart key: lowercase letters, digits, _ and -
+             */
             key: string;
-            /** Sql */
+            /**
+             * Sql
+             * @description One read-only SELECT
+             */
             sql: string;
             /** Title */
             title: string;
@@ -2166,9 +2181,9 @@ export interface components {
         };
         /**
          * ChartPatch
-         * @description Fields to change on an existing chart; the key itself cannot change. `type`, `sql`,
-         *     `datasource` and `expected_columns` are the built-in domain's; the query fields
-         *     (`viz_type`, `metrics`, ...) a Superset chart's.
+         * @description The fields to change on an existing chart; at least one. A built-in chart takes
+         *     title, type, datasource, sql, expected_columns; a Superset chart (key: its UUID) takes
+         *     title and the query fields.
          */
         ChartPatch: {
             /** Datasource */
@@ -3514,7 +3529,10 @@ export interface components {
              */
             sql: string;
         };
-        /** RemoveChart */
+        /**
+         * RemoveChart
+         * @description Remove the chart with this key.
+         */
         RemoveChart: {
             /** Key */
             key: string;
@@ -4086,7 +4104,10 @@ export interface components {
              */
             type: "tool_call";
         };
-        /** UpdateChart */
+        /**
+         * UpdateChart
+         * @description Change fields of the chart with this key.
+         */
         UpdateChart: {
             chart: components["schemas"]["ChartPatch"];
             /** Key */

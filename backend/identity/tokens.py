@@ -59,11 +59,21 @@ class Claims:
     exp: int
 
 
-def issue(settings: Settings, *, sub: str, roles: list[str], typ: TokenType) -> tuple[str, int]:
-    """A signed token and its lifetime in seconds."""
-    ttl = settings.jwt.user_ttl_s if typ == "user" else settings.jwt.service_ttl_s
+def issue(
+    settings: Settings,
+    *,
+    sub: str,
+    roles: list[str],
+    typ: TokenType,
+    ttl_s: int | None = None,
+    extra: dict[str, str] | None = None,
+) -> tuple[str, int]:
+    """A signed token and its lifetime in seconds (the type's own unless `ttl_s`); `extra`
+    claims ride along, never replacing the standard ones."""
+    ttl = ttl_s or (settings.jwt.user_ttl_s if typ == "user" else settings.jwt.service_ttl_s)
     now = int(time.time())
     payload: dict[str, Any] = {
+        **(extra or {}),
         "sub": sub,
         "roles": roles,
         "typ": typ,

@@ -9,10 +9,11 @@ store the answer once the write has one.
   `Idempotent-Replayed: true`. A row still without an answer after `WAIT_S` is 409
   IDEMPOTENCY_KEY_IN_PROGRESS (send it again later).
 - A key reused with another method, path, query or body is 422 IDEMPOTENCY_KEY_REUSED.
-- A route that commits its parts one by one and stores each once by keys of its own (the
-  agent's run end, backend/runs/ending.py: `REPEATABLE`) is done again where the first has no
-  answer after `WAIT_S`: its key, committed with its first part, outlives a database lost before
-  its last (and the delete of the failed write's key), and a 409 would lose the rest for good.
+- A route that commits its parts one by one and stores each once by keys of its own says so
+  with `@parts_keyed` (the agent's run end, backend/runs/router.py): it is done again where the
+  first has no answer after `WAIT_S`, since its key, committed with its first part, outlives a
+  database lost before its last (and the delete of the failed write's key), and a 409 would lose
+  the rest for good. Any other route answers 409: its write may have committed.
 - Only answers below 400 are kept: a write that failed changed nothing, so sending it again
   runs it again. Keys live 24 hours (`TTL`); an older row is replaced and swept.
 """
@@ -24,8 +25,10 @@ import hashlib
 import logging
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import TypeVar
 
 from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert
@@ -39,6 +42,9 @@ from backend.errors import Conflict, Unprocessable
 from backend.idempotency.models import IdempotencyKey
 from common import sealed
 
+Endpoint = Callable[..., object]
+E = TypeVar("E", bound=Endpoint)
+
 log = logging.getLogger(__name__)
 
 HEADER = "Idempotency-Key"
@@ -46,7 +52,6 @@ REPLAYED = "Idempotent-Replayed"
 KEY = re.compile(r"^[\x21-\x7e]{1,64}$")  # 1-64 visible ASCII characters
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 PREFIX = "/api/"
-REPEATABLE = re.compile(r"^/api/agent/conversations/[^/]+/end$")  # see above
 TTL = timedelta(hours=24)
 WAIT_S = 5.0  # how long a repeat waits for the first request's answer
 MAX_BODY = 1 << 20  # a bigger answer is not kept (the key is forgotten)
@@ -70,6 +75,16 @@ class Replayed(Exception):
     def __init__(self, status_code: int, content_type: str | None, body: bytes) -> None:
         super().__init__(status_code)
         self.status_code, self.content_type, self.body = status_code, content_type, body
+
+
+_PARTS_KEYED: set[Endpoint] = set()
+
+
+def parts_keyed(endpoint: E) -> E:
+    """Mark a write route whose parts are each stored once by keys of their own: sent again
+    while its first request has no answer, it is done again instead of refused (see above)."""
+    _PARTS_KEYED.add(endpoint)
+    return endpoint
 
 
 def applies(method: str, path: str) -> bool:
@@ -120,7 +135,7 @@ async def claim(*, session: AsyncSession, request: Request, user_id: uuid.UUID) 
             try:
                 await _answer_of_first(session, user_id, key, fingerprint, sealing)
             except Conflict:
-                if REPEATABLE.match(request.url.path) is None:
+                if request.scope.get("endpoint") not in _PARTS_KEYED:
                     raise
     setattr(request.state, CLAIMED, Claim(user_id, key, fingerprint))
 

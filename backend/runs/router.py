@@ -12,6 +12,7 @@ from backend.conversations.models import AgentRun
 from backend.db import utcnow
 from backend.deps import AgentPrincipal, CurrentPrincipal, IdempotencyKey, SessionDep
 from backend.errors import NotFound, responses
+from backend.idempotency import service as idempotency
 from backend.runs import ending, lease
 from backend.runs.schemas import (
     ActiveRead,
@@ -128,6 +129,7 @@ async def release_lease(
 
 
 @router.post(AGENT + "/end", response_model=RunEndRead, responses=responses(401, 403, 404, 422))
+@idempotency.parts_keyed
 async def end_run(
     conversation_id: uuid.UUID,
     body: RunEnd,

@@ -5,7 +5,9 @@ over 64 characters is 422; duplicates sent at once still do the write once."""
 
 from __future__ import annotations
 
+import hashlib
 import threading
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
@@ -189,3 +191,30 @@ def test_a_token_created_again_with_its_key_is_the_same_token_and_its_secret_is_
     assert kept and secret.encode() not in bytes(kept)
     count = "SELECT count(*) FROM personal_access_tokens WHERE user_id = %s AND name = 'ci'"
     assert int(scalar(sql, count, person.id)) == 1
+
+
+def unanswered_key(sql, person: Person, key: str, method: str, path: str, body: bytes) -> None:
+    """A key as a first request leaves it when its process or database is lost after its
+    commit and before its answer was kept: claimed, with no answer."""
+    body_sha = hashlib.sha256(body).hexdigest()
+    fingerprint = hashlib.sha256(f"{method} {path}?\n{body_sha}".encode()).hexdigest()
+    sql.execute(
+        "INSERT INTO idempotency_keys (user_id, key, fingerprint, created_at)"
+        " VALUES (%s, %s, %s, now())",
+        (person.id, key, fingerprint),
+    )
+
+
+def test_a_write_whose_first_request_never_answered_is_409_not_done_twice(api, sql, person):
+    key, title = uuid.uuid4().hex, f"Unanswered {uuid.uuid4().hex[:6]}"
+    body = httpx.Request("POST", "http://x", json={"title": title}).read()
+    unanswered_key(sql, person, key, "POST", BASE, body)
+    started = time.monotonic()
+    again = api.post(
+        BASE,
+        content=body,
+        headers={**person.headers, "Idempotency-Key": key, "Content-Type": "application/json"},
+    )
+    assert_error(again, 409, "IDEMPOTENCY_KEY_IN_PROGRESS")
+    assert time.monotonic() - started >= 4.5  # it waited for the first one's answer first
+    assert _count(sql, person, title) == 0

@@ -5,12 +5,14 @@ others; someone else's conversation is 404 and nothing of it changes."""
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import pytest
 
 from tests.backend.debug.test_records import call as debug_call
 from tests.backend.support import NewUser, Person, assert_error, audit_rows, scalar
+from tests.backend.test_idempotency import unanswered_key
 from tests.backend.test_usage import call as usage_call
 
 CONV = "/api/assistant/conversations"
@@ -228,3 +230,22 @@ def test_a_forged_or_missing_token_is_401_and_nothing_changes(api, sql, owner):
         refused = api.post(end_path(cid), json=ending(cid), headers=headers)
         assert refused.status_code == 401, refused.text
     assert counts(sql, cid) == {"messages": 0, "debug": 0, "usage": 0, "leases": 1}
+
+
+def test_a_run_end_whose_first_request_never_answered_is_done_again_once(api, sql, owner):
+    """Its parts are stored once by keys of their own, so a resend whose first request lost its
+    database after committing a part is done again (each stored part skipped), never a 409 that
+    would lose the rest for good."""
+    cid = leased(api, owner)
+    key = uuid.uuid4().hex
+    body = json.dumps(ending(cid, key=key)).encode()
+    unanswered_key(sql, owner, key, "POST", end_path(cid), body)
+    headers = {**owner.agent, "Idempotency-Key": key, "Content-Type": "application/json"}
+    again = api.post(end_path(cid), content=body, headers=headers)
+    assert again.status_code == 200, again.text
+    assert again.json()["errors"] == {} and again.json()["released"] is True
+    assert counts(sql, cid) == {"messages": 1, "debug": 1, "usage": 1, "leases": 0}
+    # and now it has its answer: a third send is that answer, storing nothing more
+    third = api.post(end_path(cid), content=body, headers=headers)
+    assert third.json() == again.json() and third.headers["Idempotent-Replayed"] == "true"
+    assert counts(sql, cid) == {"messages": 1, "debug": 1, "usage": 1, "leases": 0}

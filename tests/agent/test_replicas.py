@@ -1,6 +1,6 @@
 """More than one agent process on one Postgres: confirmations are durable and shared, a dead
 process frees its conversations within seconds, and a run that outlives its deadline ends with
-BUDGET_EXHAUSTED. The extra process of this module runs with a short run deadline (3 s) and
+BUDGET_EXHAUSTED. The extra process of this module runs with a short run deadline (6 s) and
 lease (2 s); its other flows take well under a second."""
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from tests.agent.support import (
 from tests.agent.test_cancel import SLOW_SQL, active, wait_inactive
 
 DEPLOY = {"dashboard_id": 42, "ref": "main", "environment": "staging"}
-ENV = {"AGENT__RUN_DEADLINE_S": "3", "AGENT__LEASE_TTL_S": "2"}
+# the deadline leaves a loaded machine room to see the lease kept past its TTL before the end
+ENV = {"AGENT__RUN_DEADLINE_S": "6", "AGENT__LEASE_TTL_S": "2"}
 
 
 class Replica:
@@ -75,12 +76,12 @@ def test_a_run_past_its_deadline_ends_with_budget_exhausted_and_keeps_its_text(
     replica, tokens, conversation, fake_llm, api
 ):
     cid = conversation()
-    fake_llm.enqueue({"tokens": 100, "delay_ms": 50})
+    fake_llm.enqueue({"tokens": 200, "delay_ms": 50})  # 10 s of answer, past the 6 s deadline
     chat = Chat(replica.url)
 
     job = chat.submit(tokens["admin"], cid, "Talk for a long time")
     wait_for(job, lambda m: bool(text_of(m)))
-    time.sleep(2.2)  # past the 2 s lease: the heartbeat keeps it
+    time.sleep(2.5)  # past the 2 s lease: the heartbeat keeps it
     assert active(api, tokens["admin"], cid)
     outputs = collect(job)
 

@@ -9,8 +9,10 @@ PYTEST_WORKERS ?= 3
 $(UV):
 	python3 -m pip install --user --quiet "uv>=0.5"
 
+# --compile-bytecode: machines that set PYTHONDONTWRITEBYTECODE (this one does) would otherwise
+# compile every library again in each process the suite starts (an agent's start: 8.4 s -> 4.2 s).
 install: $(UV)
-	$(UV) sync --frozen
+	$(UV) sync --frozen --compile-bytecode
 
 run: install
 	$(UV) run agent-chat up
@@ -27,6 +29,7 @@ check: lint typecheck frontend-check
 
 # Groups (a module, or a suite sharing one private stack) and their order: tests/support/groups.py.
 test: check frontend-build oidc-deps
+	$(UV) run python -m compileall -q -j0 agent agent_chat backend common tests bench >/dev/null
 	$(UV) run pytest -n $(PYTEST_WORKERS) --dist loadgroup --durations=15
 
 fmt: install

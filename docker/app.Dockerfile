@@ -23,7 +23,9 @@ COPY backend ./backend
 COPY agent ./agent
 COPY agent_chat ./agent_chat
 COPY common ./common
-RUN uv sync --frozen --no-dev && mkdir -p /app/.data && chown app /app/.data
+# The project's own code is compiled too (PYTHONDONTWRITEBYTECODE: nothing is written at run time).
+RUN uv sync --frozen --no-dev && python -m compileall -q backend agent agent_chat common \
+    && mkdir -p /app/.data && chown app /app/.data
 
 USER app
 EXPOSE 8000 7860

@@ -103,3 +103,34 @@ def test_a_delivery_that_keeps_failing_is_recorded_failed_and_the_run_stays_ok(
     assert by_channel["webhook"] == {"channel": "webhook", "status": "failed", "attempts": 3}
     assert by_channel["email"]["status"] == "delivered"
     assert len(hooks.at(path)) == 3
+
+
+def test_a_delivery_whose_job_was_lost_is_queued_again_by_the_tick(sapi, as_user, hooks, sql):
+    """A pending delivery nobody tried for longer than every retry delay (its process died
+    before queueing it) is found by the next tick and delivered, once."""
+    path = f"/lost-{uuid.uuid4().hex[:6]}"
+    schedule = create(
+        sapi,
+        as_user["viewer"],
+        name="Lost delivery",
+        cron="0 7 * * *",
+        prompt="Anything new?",
+        notify={"webhook": hooks.url(path)},
+    )
+    sapi.post(f"/api/schedules/{schedule['id']}/run", headers=as_user["viewer"])
+    [run] = wait_runs(sapi, as_user["viewer"], schedule["id"], _delivered, timeout=120)
+    assert len(hooks.at(path)) == 1
+    # as a process that died between committing the run's end and queueing its delivery leaves it
+    sql.execute(
+        "UPDATE schedule_deliveries SET status = 'pending', attempts = 0,"
+        " updated_at = now() - interval '6 minutes' WHERE run_id = %s",
+        (run["run_id"],),
+    )
+    deadline = time.monotonic() + 60
+    while len(hooks.at(path)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert len(hooks.at(path)) == 2  # queued again by a tick, not by anyone's request
+    [again] = wait_runs(sapi, as_user["viewer"], schedule["id"], _delivered, timeout=60)
+    assert again["deliveries"] == [{"channel": "webhook", "status": "delivered", "attempts": 1}]
+    time.sleep(3)  # later ticks do not queue it again
+    assert len(hooks.at(path)) == 2

@@ -23,7 +23,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from backend.migrate import upgrade
-from tests.conftest import AGENT_CLIENT_SECRET, PASSWORDS, TEST_JWT_SECRET
+from tests.conftest import AGENT_CLIENT_SECRET, PASSWORDS, TEST_JWT_SECRET, bearer, login
 from tests.fakes.llm_server import FakeLLM
 from tests.support import db, slapd, superset, superset_ldap
 from tests.support.processes import run_cli, serve
@@ -255,3 +255,12 @@ def person_agent(
     log = tmp_path_factory.mktemp("person-agent") / "agent.log"
     with serve(["agent"], env, health_path="/healthz", log_path=log) as (base, _proc):
         yield base
+
+
+@pytest.fixture(scope="session")
+def synced(api: httpx.Client) -> None:
+    """The platform's dashboards synced from staging (the service account's view: both)."""
+    admin = bearer(login(api, "admin", PASSWORDS["admin"]))
+    response = api.post("/api/admin/superset/sync", headers=admin)
+    assert response.status_code == 200, response.text
+    assert response.json()["dashboards"] == 2

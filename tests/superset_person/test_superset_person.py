@@ -30,14 +30,6 @@ def _sign_in(api: httpx.Client, stack: Stack, name: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def synced(api: httpx.Client) -> None:
-    admin = bearer(login(api, "admin", PASSWORDS["admin"]))
-    response = api.post("/api/admin/superset/sync", headers=admin)
-    assert response.status_code == 200, response.text
-    assert response.json()["dashboards"] == 2
-
-
-@pytest.fixture(scope="module")
 def ids(api: httpx.Client, person_stack: Stack, synced: None) -> dict[str, int]:
     """Platform dashboard id by title, read from the database (nobody's Superset view)."""
     url = make_url(person_stack.database_url).set(drivername="postgresql")

@@ -13,8 +13,9 @@ from __future__ import annotations
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
-# tests/superset/ starts two real Superset instances (~350 MB each) once, for all its modules.
-ONE_WORKER = ("tests/e2e/", "tests/faults/", "tests/superset/")
+# tests/superset/ and tests/superset_person/ each start two real Superset instances (~350 MB
+# each) once, for all their modules.
+ONE_WORKER = ("tests/e2e/", "tests/faults/", "tests/superset/", "tests/superset_person/")
 # In a one-worker suite's folder but with a stack of its own: a group of its own, beside it.
 OWN_STACK = ("tests/faults/test_chaos_short.py",)
 

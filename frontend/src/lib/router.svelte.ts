@@ -1,6 +1,7 @@
 // A small history-API router: /login, / (dashboards), /dashboards/:id,
 // /dashboards/:id/branches/:ref, /chat, /usage, /tokens, /admin/mcp, /admin/users,
-// /shared/:id (a shared conversation), /feedback (admins), /schedules.
+// /shared/:id (a shared conversation), /feedback (admins), /schedules, /superset (one's own
+// Superset sessions).
 
 export type Route =
   | { name: "login" }
@@ -15,6 +16,7 @@ export type Route =
   | { name: "shared"; id: string }
   | { name: "feedback" }
   | { name: "schedules" }
+  | { name: "superset" }
   | { name: "missing" };
 
 export function parse(pathname: string): Route {
@@ -27,6 +29,7 @@ export function parse(pathname: string): Route {
   if (pathname === "/admin/users") return { name: "users" };
   if (pathname === "/feedback") return { name: "feedback" };
   if (pathname === "/schedules") return { name: "schedules" };
+  if (pathname === "/superset") return { name: "superset" };
   const shared = /^\/shared\/([A-Za-z0-9_-]{1,64})$/.exec(pathname);
   if (shared) return { name: "shared", id: shared[1] };
   const branch = /^\/dashboards\/(\d+)\/branches\/([A-Za-z0-9._/-]{1,64})$/.exec(pathname);

@@ -5,6 +5,7 @@ import createClient, { type Middleware } from "openapi-fetch";
 import type { components, paths } from "./schema";
 import { signOut, token } from "../session.svelte";
 import { keyedFetch } from "./idempotency";
+import { noteRefusal } from "../supersetAccount.svelte";
 
 export type Schemas = components["schemas"];
 
@@ -27,9 +28,20 @@ const auth: Middleware = {
     return request;
   },
   onResponse({ request, response }) {
-    // An expired or revoked token anywhere but the login form ends the session.
-    const signingIn = /\/api\/auth\/(login|oidc\/exchange)$/.test(request.url);
-    if (response.status === 401 && !signingIn) signOut(true);
+    // An expired or revoked token anywhere but a form that sends credentials (the login form,
+    // connecting one's Superset account: their 401 is about those) ends the session.
+    const credentials =
+      /\/api\/auth\/(login|oidc\/exchange)$/.test(request.url) ||
+      (request.method === "POST" && /\/api\/superset\/session$/.test(request.url));
+    if (response.status === 401 && !credentials) signOut(true);
+    // A read that needs the person's own Superset session shows where to connect it.
+    if (response.status === 403) {
+      response
+        .clone()
+        .json()
+        .then((body: Envelope) => noteRefusal(body.error?.code))
+        .catch(() => undefined);
+    }
     return response;
   },
 };

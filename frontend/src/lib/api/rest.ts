@@ -266,6 +266,30 @@ export async function revokeToken(id: string): Promise<void> {
   unwrap(await http.DELETE("/api/auth/tokens/{token_id}", { params: { path: { token_id: id } } }));
 }
 
+export type SupersetSessions = Schemas["SessionsRead"];
+export type SupersetEnvironment = "staging" | "production";
+
+/** Whether the person has their own Superset session in each environment, and as whom. */
+export async function supersetSessions(): Promise<SupersetSessions> {
+  return unwrap(await http.GET("/api/superset/session"));
+}
+
+/** Connect one environment's Superset with the person's own account there (401: refused). */
+export async function connectSuperset(
+  environment: SupersetEnvironment,
+  username: string,
+  password: string,
+): Promise<SupersetSessions> {
+  return unwrap(
+    await http.POST("/api/superset/session", { body: { environment, username, password } }),
+  );
+}
+
+/** Forget the person's Superset sessions in every environment. */
+export async function forgetSuperset(): Promise<void> {
+  unwrap(await http.DELETE("/api/superset/session"));
+}
+
 export type McpServer = Schemas["McpServerStatus"];
 export type McpServerCreate = Schemas["McpServerCreate"];
 

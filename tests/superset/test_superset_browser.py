@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
-from agent_chat import frontend
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, _missing_tools, login
-from tests.e2e.gateway import run_gateway
+from tests.e2e.browser import chromium_page, client_gateway
+from tests.e2e.conftest import login
 from tests.superset.conftest import Backend, Stack
 from tests.support.superset_build import BROKEN, GOOD
 
@@ -25,30 +22,15 @@ pytestmark = pytest.mark.timeout(300)
 def gateway(
     ss_backend: Backend, ss_agent: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
-    missing = _missing_tools()
-    if missing:
-        pytest.skip("browser tests need " + ", ".join(missing))
-    dist: Path = frontend.ensure_built()
-    with run_gateway(
-        tmp_path_factory.mktemp("ss-nginx"),
-        backend=urlsplit(ss_backend.url).netloc,
-        agent=urlsplit(ss_agent).netloc,
-        static_root=dist,
-    ) as url:
+    prefix = tmp_path_factory.mktemp("ss-nginx")
+    with client_gateway(prefix, backend_url=ss_backend.url, agent_url=ss_agent) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
 def page(gateway: str) -> Iterator[Page]:
-    with sync_playwright() as playwright:
-        browser: Browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context(
-            base_url=gateway, locale="en-US", viewport={"width": 1440, "height": 900}
-        )
-        context.set_default_timeout(20_000)
-        yield context.new_page()
-        context.close()
-        browser.close()
+    with chromium_page(gateway) as tab:
+        yield tab
 
 
 def test_a_superset_dashboard_draws_its_charts_and_links_to_each_superset(

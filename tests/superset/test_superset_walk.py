@@ -14,18 +14,15 @@ after the modules that count the staging dashboards (file order within the Super
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
-from urllib.parse import urlsplit
 
 import httpx
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
-from agent_chat import frontend
 from tests.conftest import PASSWORDS
+from tests.e2e.browser import client_gateway
 from tests.e2e.checks import DESKTOP, PHONE, horizontal_overflow, new_context
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, _missing_tools, screenshot
-from tests.e2e.gateway import run_gateway
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, screenshot
 from tests.superset.conftest import Backend, Stack
 from tests.support import superset
 from tests.support.processes import serve
@@ -91,16 +88,8 @@ def demo_agent(
 def gateway(
     ss_backend: Backend, demo_agent: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
-    missing = _missing_tools()
-    if missing:
-        pytest.skip("browser tests need " + ", ".join(missing))
-    dist: Path = frontend.ensure_built()
-    with run_gateway(
-        tmp_path_factory.mktemp("walk-nginx"),
-        backend=urlsplit(ss_backend.url).netloc,
-        agent=urlsplit(demo_agent).netloc,
-        static_root=dist,
-    ) as url:
+    prefix = tmp_path_factory.mktemp("walk-nginx")
+    with client_gateway(prefix, backend_url=ss_backend.url, agent_url=demo_agent) as url:
         yield url
 
 

@@ -8,51 +8,31 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
-from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
-from agent_chat import frontend
 from tests.conftest import PASSWORDS, bearer
 from tests.conftest import login as api_login
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, _missing_tools, login
-from tests.e2e.gateway import run_gateway
+from tests.e2e.browser import chromium_page, client_gateway
+from tests.e2e.conftest import login
 from tests.superset_person.conftest import ALLOWED, HIDDEN, Stack
 
 pytestmark = pytest.mark.timeout(300)
 
 
 @pytest.fixture(scope="module")
-def gateway(
+def page(
     person_stack: Stack, person_agent: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    missing = _missing_tools()
-    if missing:
-        pytest.skip("browser tests need " + ", ".join(missing))
-    dist: Path = frontend.ensure_built()
-    with run_gateway(
-        tmp_path_factory.mktemp("person-nginx"),
-        backend=urlsplit(person_stack.backend).netloc,
-        agent=urlsplit(person_agent).netloc,
-        static_root=dist,
-    ) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def page(gateway: str) -> Iterator[Page]:
-    with sync_playwright() as playwright:
-        browser: Browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context(
-            base_url=gateway, locale="en-US", viewport={"width": 1440, "height": 900}
-        )
-        context.set_default_timeout(20_000)
-        yield context.new_page()
-        context.close()
-        browser.close()
+) -> Iterator[Page]:
+    prefix = tmp_path_factory.mktemp("person-nginx")
+    backend, agent = person_stack.backend, person_agent
+    with (
+        client_gateway(prefix, backend_url=backend, agent_url=agent) as url,
+        chromium_page(url) as tab,
+    ):
+        yield tab
 
 
 def _staging_session(api: httpx.Client) -> dict[str, object]:

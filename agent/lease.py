@@ -31,6 +31,11 @@ BUSY = Code.CONVERSATION_BUSY
 RENEWAL_WAIT_S = 5.0  # how long a release waits for a renewal already on its way
 END_TIMEOUT_S = 10.0  # one attempt of the end: a debug record can be 2 MB
 USAGE_WAIT_S = 1.0  # an end with only usage to store is resent for this long
+# An end that found no backend for its whole wait leaves its usage to a resend in the
+# background for this long (every backend restarting at once on a loaded machine can take
+# longer than a history write waits); each call is stored once by its own key.
+USAGE_LATE_S = 300.0
+_LATE: set[asyncio.Task[None]] = set()  # the resends under way (a task needs a reference)
 
 
 class LeaseHeld(Exception):
@@ -168,9 +173,34 @@ async def end_run(
         )
     except BackendError as exc:
         log.warning("could not end the run of %s: %s", context.conversation_id, exc)
+        if body.get("usage") and writes.retryable(exc):
+            _resend_usage_later(client, context, path, body["usage"])
         return {}
     if not isinstance(answer, dict):
         return {}
     for part, error in (answer.get("errors") or {}).items():
         log.warning("the run's %s was not stored: %s", part, error)
     return answer
+
+
+def _resend_usage_later(
+    client: BackendClient, context: Context, path: str, usage: Any
+) -> asyncio.Task[None]:
+    """Send the run's usage alone again, in the background, until a backend takes it (or
+    `USAGE_LATE_S` passes): the person's turn does not wait, and no model call goes uncounted
+    because every backend was away when the run ended."""
+
+    async def resend() -> None:
+        try:
+            await writes.send(
+                client, context, "POST", path, json={"usage": usage},
+                wait_s=USAGE_LATE_S, timeout=END_TIMEOUT_S,
+            )  # fmt: skip
+            log.info("the usage of the run of %s was stored late", context.conversation_id)
+        except BackendError as exc:
+            log.warning("gave up the usage of the run of %s: %s", context.conversation_id, exc)
+
+    task = asyncio.create_task(resend(), name=f"late usage {context.conversation_id}")
+    _LATE.add(task)
+    task.add_done_callback(_LATE.discard)
+    return task

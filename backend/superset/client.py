@@ -22,6 +22,18 @@ log = logging.getLogger("backend.superset")
 
 TOKEN_TTL_S = 600.0  # Superset's access tokens live 15 minutes: log in again well before
 MAX_MESSAGE_CHARS = 500
+# Superset runs under gunicorn, whose keep-alive is 2 s by default: a connection idle longer is
+# closed by the server, so the pool drops it first. One the server closes just as it is reused
+# fails with no answer (a read or protocol error): a request that changes nothing is sent once
+# more on a fresh connection (CI saw a health check 503 from exactly that).
+KEEPALIVE_EXPIRY_S = 1.5
+STALE = (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
+# they change nothing in Superset (a login or refresh only issues a token)
+SAFE_POSTS = frozenset({"/api/v1/chart/data", "/api/v1/security/login", "/api/v1/security/refresh"})
+
+
+def _safe(method: str, path: str) -> bool:
+    return method.upper() in ("GET", "HEAD", "OPTIONS") or path in SAFE_POSTS
 
 
 class SupersetUnavailable(ServiceUnavailable):
@@ -60,7 +72,10 @@ class SupersetClient:
         self.url = instance.url.rstrip("/")
         self._instance = instance
         self._http = httpx.AsyncClient(
-            base_url=self.url, timeout=timeout, headers={"Accept": "application/json"}
+            base_url=self.url,
+            timeout=timeout,
+            headers={"Accept": "application/json"},
+            limits=httpx.Limits(keepalive_expiry=KEEPALIVE_EXPIRY_S),
         )
         self._token = ""
         self._csrf = ""
@@ -78,6 +93,23 @@ class SupersetClient:
             details={"environment": self.environment},
         )
 
+    async def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """One request; sent once more when a kept connection failed it unanswered and it
+        changes nothing (see STALE); SupersetUnavailable when no answer came."""
+        try:
+            return await self._http.request(method, path, **kwargs)
+        except STALE as exc:
+            if not _safe(method, path):
+                raise self._unavailable(exc) from exc
+            log.info("superset %s: %s on a kept connection, sent again", self.environment,
+                     type(exc).__name__)  # fmt: skip
+        except httpx.HTTPError as exc:
+            raise self._unavailable(exc) from exc
+        try:
+            return await self._http.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            raise self._unavailable(exc) from exc
+
     async def _login(self) -> None:
         async with self._lock:
             if self._token and time.monotonic() - self._token_at < TOKEN_TTL_S:
@@ -89,7 +121,7 @@ class SupersetClient:
                 "refresh": False,
             }
             try:
-                response = await self._http.post("/api/v1/security/login", json=body)
+                response = await self._send("POST", "/api/v1/security/login", json=body)
                 if response.status_code != 200:
                     log.warning(
                         "superset %s refused the service account's login (HTTP %s)",
@@ -98,8 +130,10 @@ class SupersetClient:
                     )
                     raise self._unavailable()
                 token = str(response.json()["access_token"])
-                csrf = await self._http.get(
-                    "/api/v1/security/csrf_token/", headers={"Authorization": f"Bearer {token}"}
+                csrf = await self._send(
+                    "GET",
+                    "/api/v1/security/csrf_token/",
+                    headers={"Authorization": f"Bearer {token}"},
                 )
                 csrf.raise_for_status()
                 self._csrf = str(csrf.json()["result"])
@@ -113,19 +147,13 @@ class SupersetClient:
         headers = {"Authorization": f"Bearer {self._token}", "Referer": self.url}
         if method.upper() != "GET":
             headers["X-CSRFToken"] = self._csrf  # its session cookie is in the client's jar
-        try:
-            response = await self._http.request(method, path, headers=headers, **kwargs)
-        except httpx.HTTPError as exc:
-            raise self._unavailable(exc) from exc
+        response = await self._send(method, path, headers=headers, **kwargs)
         if response.status_code == 401:  # the token expired early: once more, logged in again
             self._token = ""
             await self._login()
             headers["Authorization"] = f"Bearer {self._token}"
             headers["X-CSRFToken"] = self._csrf
-            try:
-                response = await self._http.request(method, path, headers=headers, **kwargs)
-            except httpx.HTTPError as exc:
-                raise self._unavailable(exc) from exc
+            response = await self._send(method, path, headers=headers, **kwargs)
         if response.status_code in (502, 503, 504):
             raise self._unavailable()
         return response

@@ -85,15 +85,19 @@ class PersonClient(SupersetClient):
             except (SealError, KeyError) as exc:
                 raise login_required(self.environment) from exc
             try:
-                response = await self._http.post(
-                    "/api/v1/security/refresh", headers={"Authorization": f"Bearer {refresh}"}
+                response = await self._send(
+                    "POST",
+                    "/api/v1/security/refresh",
+                    headers={"Authorization": f"Bearer {refresh}"},
                 )
                 if response.status_code in (401, 422):  # revoked, expired, the user removed
                     raise login_required(self.environment)
                 response.raise_for_status()
                 token = str(response.json()["access_token"])
-                csrf = await self._http.get(
-                    "/api/v1/security/csrf_token/", headers={"Authorization": f"Bearer {token}"}
+                csrf = await self._send(
+                    "GET",
+                    "/api/v1/security/csrf_token/",
+                    headers={"Authorization": f"Bearer {token}"},
                 )
                 self._csrf = str(csrf.json().get("result") or "") if csrf.is_success else ""
             except (httpx.HTTPError, ValueError, KeyError) as exc:

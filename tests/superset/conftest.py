@@ -19,7 +19,7 @@ from backend.migrate import upgrade
 from tests.conftest import AGENT_CLIENT_SECRET, PASSWORDS, TEST_JWT_SECRET, bearer, login
 from tests.fakes.llm_server import FakeLLM
 from tests.support import db, superset
-from tests.support.processes import run_cli, serve
+from tests.support.processes import run_cli, scripted_agent, serve
 from tests.support.superset import Instance
 from tests.support.superset_build import (
     SupersetAdmin,
@@ -189,13 +189,8 @@ def ss_agent(
     ss_llm: FakeLLM,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[str]:
-    env = {
-        **ss_env,
-        "BACKEND_URL": ss_backend.url,
-        "LLM_API_BASE": ss_llm.url,
-        "LLM_API_KEY": "fake-llm-key",
-        "AGENT__MAX_MODEL_CALLS": "6",
-    }
     log = tmp_path_factory.mktemp("ss-agent") / "agent.log"
-    with serve(["agent"], env, health_path="/healthz", log_path=log) as (base, _proc):
+    with scripted_agent(
+        ss_env, backend=ss_backend.url, llm=ss_llm.url, log_path=log, AGENT__MAX_MODEL_CALLS="6"
+    ) as base:
         yield base

@@ -22,7 +22,7 @@ from tests.agent.support import Chat, confirm_id, kinds, of_type
 from tests.fakes.llm_server import FakeLLM
 from tests.superset.conftest import Backend, Stack
 from tests.support import superset_mcp
-from tests.support.processes import serve
+from tests.support.processes import scripted_agent
 
 BUDGET = 12_000  # agent.external_tools_budget_chars' default
 
@@ -55,16 +55,11 @@ def mcp_agent(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[str]:
     """An agent that reads the server list on every turn (the suite's own keeps it 10 s)."""
-    env = {
-        **ss_env,
-        "BACKEND_URL": ss_backend.url,
-        "LLM_API_BASE": ss_llm.url,
-        "LLM_API_KEY": "fake-llm-key",
-        "AGENT__MCP_REFRESH_S": "0",
-        "AGENT__MCP_TIMEOUT_S": "60",
-    }
     log = tmp_path_factory.mktemp("ss-mcp-agent") / "agent.log"
-    with serve(["agent"], env, health_path="/healthz", log_path=log) as (base, _proc):
+    with scripted_agent(
+        ss_env, backend=ss_backend.url, llm=ss_llm.url, log_path=log,
+        AGENT__MCP_REFRESH_S="0", AGENT__MCP_TIMEOUT_S="60",
+    ) as base:  # fmt: skip
         yield base
 
 
@@ -212,15 +207,11 @@ def test_request_size_with_and_without_the_budget(
 ):
     """The figure for the note: a plain turn's request with the whole catalog bound (an agent
     with no budget to speak of) beside one within the default budget."""
-    env = {
-        **ss_env,
-        "BACKEND_URL": ss_backend.url,
-        "LLM_API_BASE": llm.url,
-        "LLM_API_KEY": "fake-llm-key",
-        "AGENT__EXTERNAL_TOOLS_BUDGET_CHARS": "10000000",
-    }
     log = tmp_path_factory.mktemp("ss-size") / "agent.log"
-    with serve(["agent"], env, health_path="/healthz", log_path=log) as (unbounded, _proc):
+    with scripted_agent(
+        ss_env, backend=ss_backend.url, llm=llm.url, log_path=log,
+        AGENT__EXTERNAL_TOOLS_BUDGET_CHARS="10000000",
+    ) as unbounded:  # fmt: skip
         sizes = {}
         for label, base in (("no budget", unbounded), ("budget", mcp_agent)):
             llm.reset()

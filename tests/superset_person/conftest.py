@@ -26,7 +26,7 @@ from backend.migrate import upgrade
 from tests.conftest import AGENT_CLIENT_SECRET, PASSWORDS, TEST_JWT_SECRET, bearer, login
 from tests.fakes.llm_server import FakeLLM
 from tests.support import db, slapd, superset, superset_ldap
-from tests.support.processes import run_cli, serve
+from tests.support.processes import run_cli, scripted_agent, serve
 from tests.support.superset_build import (
     DATABASE_NAME,
     ChartSpec,
@@ -245,15 +245,11 @@ def person_agent(
     person_stack: Stack, person_llm: FakeLLM, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
     """The platform's agent on that backend (its tools and its MCP server)."""
-    env = {
-        **person_stack.env,
-        "BACKEND_URL": person_stack.backend,
-        "LLM_API_BASE": person_llm.url,
-        "LLM_API_KEY": "fake-llm-key",
-        "AGENT__MAX_MODEL_CALLS": "6",
-    }
     log = tmp_path_factory.mktemp("person-agent") / "agent.log"
-    with serve(["agent"], env, health_path="/healthz", log_path=log) as (base, _proc):
+    with scripted_agent(
+        person_stack.env, backend=person_stack.backend, llm=person_llm.url, log_path=log,
+        AGENT__MAX_MODEL_CALLS="6",
+    ) as base:  # fmt: skip
         yield base
 
 

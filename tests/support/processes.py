@@ -92,6 +92,23 @@ def serve(
             stop(proc)
 
 
+@contextmanager
+def scripted_agent(
+    env: Mapping[str, str], *, backend: str, llm: str, log_path: Path, **settings: str
+) -> Iterator[str]:
+    """An agent process on `backend` with the scripted model at `llm` (its real `ChatOpenAI`
+    path), plus `settings` as environment variables; yields its base URL."""
+    agent_env = {
+        **env,
+        "BACKEND_URL": backend,
+        "LLM_API_BASE": llm,
+        "LLM_API_KEY": "fake-llm-key",
+        **settings,
+    }
+    with serve(["agent"], agent_env, health_path="/healthz", log_path=log_path) as (base, _proc):
+        yield base
+
+
 def stop(proc: subprocess.Popen[bytes], *, timeout: float = 10) -> None:
     if proc.poll() is None:
         proc.terminate()

@@ -105,8 +105,13 @@ def test_edit_rate_share_export_and_the_feedback_view(
     expect(deployed.get_by_test_id("tool-details")).to_contain_text("production")
     screenshot(owner, f"edit-confirmed-{lang}")
 
-    # 2. Rate the answer with a note.
-    bar = owner.get_by_test_id("feedback").last
+    # 2. Rate the answer with a note. The turn that stopped at the card has a bar of its own, and
+    # the answer's bar comes once its row is read back from the history: wait for both, then pin
+    # the answer's by its message id (`.last` alone moved from one to the other mid-step in CI).
+    bars = owner.get_by_test_id("feedback")
+    expect(bars).to_have_count(2)
+    answer_id = bars.last.get_attribute("data-message-id")
+    bar = owner.locator(f'[data-testid="feedback"][data-message-id="{answer_id}"]')
     # A click that lands while the finished turn is re-rendered from its history can be lost
     # (noted in issue 36's closing note); a person clicks again, and so does this test.
     for _ in range(6):
